@@ -1,0 +1,90 @@
+// The chain store, in the service's own terms. Every read answers `null` for "not found" and lets the
+// caller decide what that means. Methods are async so that a networked implementation (PostgreSQL)
+// can implement the same interface and pass the same contract suite as the embedded LMDB one.
+
+/** An account as the flat state history keeps it (the storage root lives only in the trie). */
+export interface FlatAccount {
+  nonce: bigint;
+  balance: bigint;
+  /** keccak256 of the code; keccak256 of the empty string for accounts without code. */
+  codeHash: Uint8Array;
+}
+
+export interface BlockRef {
+  number: bigint;
+  hash: Uint8Array;
+}
+
+export interface TxLocation {
+  blockHash: Uint8Array;
+  blockNumber: bigint;
+  index: number;
+}
+
+/** Everything one block adds to the store. Written atomically by `commitBlock`. */
+export interface BlockWrite {
+  number: bigint;
+  hash: Uint8Array;
+  /** Consensus RLP of the header. */
+  header: Uint8Array;
+  /** Consensus RLP of the body: [transactions, uncles] or [transactions, uncles, withdrawals]. */
+  body: Uint8Array;
+  /**
+   * Root of the state trie the store holds after this block. Equals the header's state root except
+   * for chains imported without state-root verification (dev nodes with non-standard roots).
+   */
+  stateRoot: Uint8Array;
+  txHashes: Uint8Array[];
+  /** Consensus encodings (typed-receipt envelope included), one per transaction. */
+  receipts: Uint8Array[];
+  /** Each receipt rendered as the JSON text `eth_getBlockReceipts` serves, one per transaction. */
+  receiptsJson: string[];
+  /** Trie nodes created by this block, keyed by node hash. Nodes are never deleted. */
+  trieNodes: Array<[Uint8Array, Uint8Array]>;
+  /** Contract code first seen in this block, keyed by code hash. */
+  code: Array<[Uint8Array, Uint8Array]>;
+  /** Final value of every account this block wrote; `null` = the account was deleted. */
+  accounts: Array<{ address: Uint8Array; account: FlatAccount | null }>;
+  /**
+   * Accounts whose whole storage was cleared in this block (self-destruct, deletion). Storage writes
+   * of the same block listed in `storage` are the final values and win over the wipe.
+   */
+  storageWipes: Uint8Array[];
+  /** Final value of every storage slot this block wrote; an empty value means zero. */
+  storage: Array<{ address: Uint8Array; slot: Uint8Array; value: Uint8Array }>;
+}
+
+export interface ChainStore {
+  /** The newest block stored, or null for an empty store. */
+  getHead(): Promise<BlockRef | null>;
+  getCanonicalHash(number: bigint): Promise<Uint8Array | null>;
+  getBlockNumber(hash: Uint8Array): Promise<bigint | null>;
+  getHeader(hash: Uint8Array): Promise<Uint8Array | null>;
+  getBody(hash: Uint8Array): Promise<Uint8Array | null>;
+  /** The state root the store holds for the state after this block. */
+  getStateRoot(hash: Uint8Array): Promise<Uint8Array | null>;
+  getTxLocation(txHash: Uint8Array): Promise<TxLocation | null>;
+  getReceipts(blockHash: Uint8Array): Promise<Uint8Array[] | null>;
+  /** The whole block's receipts as one JSON array text, ready to send. */
+  getBlockReceiptsJson(blockHash: Uint8Array): Promise<string | null>;
+  getReceiptJson(blockHash: Uint8Array, index: number): Promise<string | null>;
+
+  getTrieNode(hash: Uint8Array): Promise<Uint8Array | null>;
+  getCode(codeHash: Uint8Array): Promise<Uint8Array | null>;
+  /** The account as of the end of block `number` (one range lookup), null if absent then. */
+  getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null>;
+  /** The storage value as of the end of block `number`; an empty array means zero. */
+  getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Promise<Uint8Array>;
+
+  getMeta(key: string): Promise<Uint8Array | null>;
+  putMeta(key: string, value: Uint8Array): Promise<void>;
+
+  /**
+   * Stores one block and everything it produced in one transaction: either all of it is visible
+   * afterwards or none of it (also across a crash). The block becomes the head.
+   * `number` must be head + 1 (or 0 on an empty store), else it throws.
+   */
+  commitBlock(write: BlockWrite): Promise<void>;
+
+  close(): Promise<void>;
+}
