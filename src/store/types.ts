@@ -65,9 +65,13 @@ export interface ChainStore {
   getStateRoot(hash: Uint8Array): Promise<Uint8Array | null>;
   getTxLocation(txHash: Uint8Array): Promise<TxLocation | null>;
   getReceipts(blockHash: Uint8Array): Promise<Uint8Array[] | null>;
-  /** The whole block's receipts as one JSON array text, ready to send. */
-  getBlockReceiptsJson(blockHash: Uint8Array): Promise<string | null>;
-  getReceiptJson(blockHash: Uint8Array, index: number): Promise<string | null>;
+  /**
+   * The whole block's receipts as one JSON array, UTF-8 encoded: the bytes a response carries, so
+   * serving them needs neither a decode nor a re-encode.
+   */
+  getBlockReceiptsJson(blockHash: Uint8Array): Promise<Uint8Array | null>;
+  /** One receipt's JSON, UTF-8 encoded. */
+  getReceiptJson(blockHash: Uint8Array, index: number): Promise<Uint8Array | null>;
 
   getTrieNode(hash: Uint8Array): Promise<Uint8Array | null>;
   getCode(codeHash: Uint8Array): Promise<Uint8Array | null>;

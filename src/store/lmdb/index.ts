@@ -1,0 +1,304 @@
+// The embedded chain store: one LMDB environment, one named sub-database per kind of record.
+// Reads are synchronous memory-mapped lookups wrapped in the async interface; each block is written
+// in one synchronous LMDB transaction, so readers (in this or other processes) see whole blocks only.
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { bytesToHex } from '@ethereumjs/util';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import { CommitRejectedError } from '../errors.ts';
+import type { BlockRef, BlockWrite, ChainStore, FlatAccount, TxLocation } from '../types.ts';
+import {
+  addressHistoryKey,
+  blockNumberKey,
+  blockNumberSuffix,
+  historyPrefix,
+  metaKey,
+  readUint64,
+  slotHistoryKey,
+} from './keys.ts';
+import {
+  decodeAccount,
+  decodeReceipts,
+  decodeTxLocation,
+  encodeAccount,
+  encodeReceipts,
+  encodeTxLocation,
+  minimalValue,
+  plainBytes,
+  type RenderedReceipts,
+  receiptByteRange,
+  renderReceiptsJson,
+} from './values.ts';
+
+type BinaryDb = Database<Uint8Array, Uint8Array>;
+
+const BINARY_TABLES = [
+  'headers', // block hash → header RLP
+  'bodies', // block hash → body RLP
+  'canonical', // number (8, BE) → block hash; its last key is the head
+  'blockNumbers', // block hash → number (8, BE)
+  'stateRoots', // block hash → state root
+  'txIndex', // tx hash → block hash ‖ number ‖ index
+  'receipts', // block hash → consensus receipts, length-prefixed
+  'receiptBoundaries', // block hash → byte offsets of each receipt in receiptsJson
+  'trieNodes', // node hash → node
+  'code', // code hash → code
+  'accountHistory', // address ‖ number → account after that block, empty = deleted
+  'storageHistory', // address ‖ slot ‖ number → minimal value after that block, empty = zero
+  'storageWipes', // address ‖ number → empty: the whole storage was cleared in that block
+  'meta', // UTF-8 name → value
+] as const;
+
+type BinaryTable = (typeof BINARY_TABLES)[number];
+
+type Tables = Record<BinaryTable, BinaryDb> & {
+  receiptsJson: BinaryDb; // block hash → `[r0,r1,...]`, the eth_getBlockReceipts answer
+};
+
+/**
+ * Address space to reserve, not disk: LMDB grows the file as pages are written. Reserving a lot up
+ * front means the map is rarely resized, and every resize makes readers in other processes remap.
+ * lmdb-js still grows the map past this if the data ever needs it.
+ */
+const MAP_SIZE = 2 ** 40;
+
+export async function openLmdbStore(path: string, opts: { readOnly?: boolean } = {}): Promise<ChainStore> {
+  const readOnly = opts.readOnly ?? false;
+  // lmdb-js would create the directory even to fail opening it read-only.
+  if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
+  const env = openEnvironment(path, readOnly);
+  try {
+    return new LmdbStore(env, openTables(env));
+  } catch (error) {
+    await env.close();
+    throw error;
+  }
+}
+
+/** Whether `path` holds an LMDB environment, i.e. a writer has opened a store there. */
+export function storeExists(path: string): boolean {
+  return existsSync(join(path, 'data.mdb'));
+}
+
+function openEnvironment(path: string, readOnly: boolean): RootDatabase {
+  // Durability stays at lmdb-js's defaults on purpose. LMDB writes a transaction's pages
+  // copy-on-write and then switches a meta page, so a transaction is the unit of recovery: after a
+  // crash the store is at its last committed block, never inside one. noSync / mapAsync would let a
+  // system crash lose or tear committed transactions and useWritemap lets a stray write corrupt the
+  // map. The default overlappingSync flushes after the commit but keeps the last flushed meta page
+  // to fall back to, which keeps that guarantee.
+  return open(path, {
+    readOnly,
+    mapSize: MAP_SIZE,
+    maxDbs: BINARY_TABLES.length + 1,
+    // Values are hashes, RLP and hex-heavy JSON served as is: decompressing on every read would cost
+    // more than the disk it saves.
+    compression: false,
+  });
+}
+
+function openTables(env: RootDatabase): Tables {
+  const binary = BINARY_TABLES.map((name) => [name, openTable<Uint8Array>(env, name, 'binary')]);
+  return {
+    ...(Object.fromEntries(binary) as Record<BinaryTable, BinaryDb>),
+    receiptsJson: openTable<Uint8Array>(env, 'receiptsJson', 'binary'),
+  };
+}
+
+function openTable<V>(
+  env: RootDatabase,
+  name: string,
+  encoding: 'binary' | 'string',
+): Database<V, Uint8Array> {
+  const table: Database<V, Uint8Array> | undefined = env.openDB<V, Uint8Array>(name, {
+    keyEncoding: 'binary',
+    encoding,
+  });
+  // Only a read-only open can miss a table: the environment was not made by this store.
+  if (table === undefined) throw new Error(`not a chain store: table ${name} is missing`);
+  return table;
+}
+
+class LmdbStore implements ChainStore {
+  readonly #env: RootDatabase;
+  readonly #db: Tables;
+
+  constructor(env: RootDatabase, tables: Tables) {
+    this.#env = env;
+    this.#db = tables;
+  }
+
+  async getHead(): Promise<BlockRef | null> {
+    // lmdb-js reuses one read snapshot until its next timer tick; the head must be the newest one,
+    // also when another process has just committed, and later reads of the turn share it.
+    this.#env.resetReadTxn();
+    return this.#readHead();
+  }
+
+  async getCanonicalHash(number: bigint): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.canonical.get(blockNumberKey(number)));
+  }
+
+  async getBlockNumber(hash: Uint8Array): Promise<bigint | null> {
+    const value = this.#db.blockNumbers.get(hash);
+    return value === undefined ? null : readUint64(value);
+  }
+
+  async getHeader(hash: Uint8Array): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.headers.get(hash));
+  }
+
+  async getBody(hash: Uint8Array): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.bodies.get(hash));
+  }
+
+  async getStateRoot(hash: Uint8Array): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.stateRoots.get(hash));
+  }
+
+  async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
+    const value = this.#db.txIndex.get(txHash);
+    return value === undefined ? null : decodeTxLocation(value);
+  }
+
+  async getReceipts(blockHash: Uint8Array): Promise<Uint8Array[] | null> {
+    const value = this.#db.receipts.get(blockHash);
+    return value === undefined ? null : decodeReceipts(value);
+  }
+
+  async getBlockReceiptsJson(blockHash: Uint8Array): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.receiptsJson.get(blockHash));
+  }
+
+  async getReceiptJson(blockHash: Uint8Array, index: number): Promise<Uint8Array | null> {
+    // getBinaryFast lends a buffer that the next read overwrites: take the numbers out first, and
+    // decode only this receipt's bytes rather than the whole block's text.
+    const boundaries = this.#db.receiptBoundaries.getBinaryFast(blockHash);
+    const range = boundaries === undefined ? null : receiptByteRange(boundaries, index);
+    if (range === null) return null;
+    const text = this.#db.receiptsJson.getBinaryFast(blockHash);
+    return text === undefined ? null : Uint8Array.prototype.slice.call(text, range[0], range[1]);
+  }
+
+  async getTrieNode(hash: Uint8Array): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.trieNodes.get(hash));
+  }
+
+  async getCode(codeHash: Uint8Array): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.code.get(codeHash));
+  }
+
+  async getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null> {
+    const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
+    return entry === undefined ? null : decodeAccount(entry.value);
+  }
+
+  async getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Promise<Uint8Array> {
+    // Both lookups run in the same event turn, hence in the same read snapshot.
+    const written = latestAtOrBefore(this.#db.storageHistory, slotHistoryKey(address, slot, number));
+    if (written === undefined) return new Uint8Array(0);
+    const wiped = latestAtOrBefore(this.#db.storageWipes, addressHistoryKey(address, number));
+    // A write in the block of the wipe is that block's final value, so only a later wipe hides it.
+    if (wiped !== undefined && blockNumberSuffix(wiped.key) > blockNumberSuffix(written.key)) {
+      return new Uint8Array(0);
+    }
+    return plainBytes(written.value);
+  }
+
+  async getMeta(key: string): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#db.meta.get(metaKey(key)));
+  }
+
+  async putMeta(key: string, value: Uint8Array): Promise<void> {
+    this.#env.transactionSync(() => this.#db.meta.putSync(metaKey(key), value));
+  }
+
+  async commitBlock(block: BlockWrite): Promise<void> {
+    checkBlockShape(block);
+    // Render and encode before taking the write lock, which other writers would wait on.
+    const receipts = encodeReceipts(block.receipts);
+    const receiptsJson = renderReceiptsJson(block.receiptsJson);
+    // Default flags (abortable, synchronous commit flushed before returning): a resolved
+    // commitBlock is on disk, and a throw inside aborts the whole block.
+    this.#env.transactionSync(() => {
+      this.#checkExtendsHead(block);
+      this.#writeBlock(block, receipts, receiptsJson);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#env.close();
+  }
+
+  #readHead(): BlockRef | null {
+    for (const { key, value } of this.#db.canonical.getRange({ reverse: true, limit: 1 })) {
+      return { number: readUint64(key), hash: plainBytes(value) };
+    }
+    return null;
+  }
+
+  #checkExtendsHead(block: BlockWrite): void {
+    const head = this.#readHead();
+    const expected = head === null ? 0n : head.number + 1n;
+    if (block.number !== expected) {
+      throw new CommitRejectedError(`block ${block.number} does not extend the head: expected ${expected}`);
+    }
+    if (this.#db.blockNumbers.doesExist(block.hash)) {
+      throw new CommitRejectedError(`block ${bytesToHex(block.hash)} is already stored`);
+    }
+  }
+
+  #writeBlock(block: BlockWrite, receipts: Uint8Array, receiptsJson: RenderedReceipts): void {
+    const db = this.#db;
+    const { hash, number } = block;
+    db.headers.putSync(hash, block.header);
+    db.bodies.putSync(hash, block.body);
+    db.canonical.putSync(blockNumberKey(number), hash);
+    db.blockNumbers.putSync(hash, blockNumberKey(number));
+    db.stateRoots.putSync(hash, block.stateRoot);
+    block.txHashes.forEach((txHash, index) => {
+      db.txIndex.putSync(txHash, encodeTxLocation(hash, number, index));
+    });
+    db.receipts.putSync(hash, receipts);
+    db.receiptsJson.putSync(hash, receiptsJson.text);
+    db.receiptBoundaries.putSync(hash, receiptsJson.boundaries);
+    for (const [nodeHash, node] of block.trieNodes) db.trieNodes.putSync(nodeHash, node);
+    for (const [codeHash, code] of block.code) db.code.putSync(codeHash, code);
+    for (const { address, account } of block.accounts) {
+      db.accountHistory.putSync(addressHistoryKey(address, number), encodeAccount(account));
+    }
+    for (const address of block.storageWipes) {
+      db.storageWipes.putSync(addressHistoryKey(address, number), new Uint8Array(0));
+    }
+    for (const { address, slot, value } of block.storage) {
+      db.storageHistory.putSync(slotHistoryKey(address, slot, number), minimalValue(value));
+    }
+  }
+}
+
+/**
+ * The last entry at or before `key` among the keys sharing its prefix (all of `key` but the block
+ * number): the value of one account, slot or wipe history as of that block.
+ */
+function latestAtOrBefore(db: BinaryDb, key: Uint8Array): { key: Uint8Array; value: Uint8Array } | undefined {
+  // A reverse range starts at `start` inclusive and stops before `end`.
+  for (const entry of db.getRange({ start: key, end: historyPrefix(key), reverse: true, limit: 1 })) {
+    return entry;
+  }
+  return undefined;
+}
+
+function checkBlockShape(block: BlockWrite): void {
+  const count = block.txHashes.length;
+  if (block.receipts.length !== count || block.receiptsJson.length !== count) {
+    throw new RangeError(
+      `block ${block.number}: ${count} transactions, ${block.receipts.length} receipts, ` +
+        `${block.receiptsJson.length} JSON receipts`,
+    );
+  }
+}
+
+function bytesOrNull(value: Uint8Array | undefined): Uint8Array | null {
+  return value === undefined ? null : plainBytes(value);
+}
