@@ -1,16 +1,24 @@
 import { parseArgs } from 'node:util';
+import { buildApp, DEFAULT_CONFIG } from './app.ts';
 import { readChainSpec } from './chain/genesis.ts';
 import { resolveDatadir } from './config/datadir.ts';
 import { UserError } from './errors.ts';
 import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
-import { openLmdbStore } from './store/lmdb/index.ts';
+import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
+import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 
 const USAGE = `usage: ethtrace <command> [options]
 
 commands:
   import --genesis genesis.json [--datadir DIR] [--no-verify-state-root] FILE.rlp [FILE.rlp ...]
       execute and verify the blocks of geth-export files and store them
+  start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
+      serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>
+  keys create [--name NAME] | list | revoke KEY_OR_NAME  [--datadir DIR]
+      manage the API keys kept (hashed) in the datadir
+
+API keys come from --api-key, $ETHTRACE_API_KEYS (comma-separated) and the datadir's keys.
 
 The data directory is --datadir, else $ETHTRACE_DATADIR, else ~/.local/share/ethtrace.
 `;
@@ -45,8 +53,96 @@ async function importCommand(args: string[]): Promise<void> {
   }
 }
 
+async function startCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      datadir: { type: 'string' },
+      host: { type: 'string', default: DEFAULT_CONFIG.host },
+      port: { type: 'string', default: String(DEFAULT_CONFIG.port) },
+      'api-key': { type: 'string', multiple: true, default: [] },
+      'no-auth': { type: 'boolean', default: false },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`--port ${values.port} is not a port number`);
+  const datadir = resolveDatadir(values.datadir);
+  if (!storeExists(datadir)) {
+    throw new UserError(`no chain in ${datadir}: import one first (ethtrace import --datadir ${datadir} …)`);
+  }
+  const keyFile = new KeyFile(datadir);
+  const given = [...values['api-key'], ...(process.env.ETHTRACE_API_KEYS ?? '').split(',')]
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  let shownKey = given[0];
+  if (!values['no-auth'] && given.length === 0 && keyFile.read().every((k) => k.revokedAt)) {
+    // A service that accepts no key is useless: make one, and show it this once.
+    shownKey = keyFile.create('default').key;
+    process.stdout.write(
+      `created API key "default" (shown once, kept hashed in ${keyFile.path}): ${shownKey}\n`,
+    );
+  }
+  const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
+  const store = await openLmdbStore(datadir, { readOnly: true });
+  const app = await buildApp({ ...DEFAULT_CONFIG, host: values.host, port, keys }, { store });
+  const { httpUrl, wsUrl } = await app.listen();
+  const key = values['no-auth'] ? (shownKey ?? 'any-key') : (shownKey ?? '<API_KEY>');
+  const head = await store.getHead();
+  process.stdout.write(
+    `ethtrace serving chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
+      `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
+      (shownKey === undefined && !values['no-auth'] ? '  (use a key from `ethtrace keys create`)\n' : ''),
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  process.stdout.write('stopping\n');
+  await app.close();
+  await store.close();
+}
+
+async function keysCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { datadir: { type: 'string' }, name: { type: 'string' } },
+  });
+  const [action, target] = positionals;
+  const file = new KeyFile(resolveDatadir(values.datadir));
+  switch (action) {
+    case 'create': {
+      const { key, stored } = file.create(values.name);
+      process.stdout.write(`${key}\n`);
+      process.stderr.write(
+        `created key "${stored.name}"; it is shown only now (the datadir keeps its hash)\n`,
+      );
+      return;
+    }
+    case 'list':
+      for (const k of file.read()) {
+        process.stdout.write(
+          `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`,
+        );
+      }
+      return;
+    case 'revoke': {
+      if (!target) throw new UserError('keys revoke needs a key or a key name');
+      const revoked = file.revoke(target);
+      process.stdout.write(`revoked key "${revoked.name}"\n`);
+      return;
+    }
+    default:
+      throw new UserError('keys needs an action: create [--name N], list, or revoke KEY_OR_NAME');
+  }
+}
+
 const commands: Record<string, (args: string[]) => Promise<void>> = {
   import: importCommand,
+  start: startCommand,
+  keys: keysCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

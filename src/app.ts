@@ -1,0 +1,64 @@
+import { parseChainSpec } from './chain/genesis.ts';
+import { UserError } from './errors.ts';
+import { readStoredSpec } from './ingest/importer.ts';
+import { RpcEnvelope } from './rpc/envelope.ts';
+import { METHODS } from './rpc/methods/index.ts';
+import { DEFAULT_METHOD_LIMITS, type MethodLimits, type Services } from './rpc/services.ts';
+import { ChainService } from './services/chain.ts';
+import type { ChainStore } from './store/types.ts';
+import type { KeyRing } from './transport/apiKeys.ts';
+import { type Listening, RpcServer } from './transport/server.ts';
+
+export const CLIENT_VERSION = 'ethtrace/v0.1.0';
+
+export interface AppConfig {
+  host: string;
+  port: number;
+  /** null serves every key (and `/`): `--no-auth`. */
+  keys: KeyRing | null;
+  /** geth's defaults: 5 MiB bodies, 1000 requests per batch. */
+  maxBodyBytes: number;
+  maxBatchSize: number;
+  methodLimits: MethodLimits;
+}
+
+export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
+  host: '127.0.0.1',
+  port: 8545,
+  maxBodyBytes: 5 * 1024 * 1024,
+  maxBatchSize: 1000,
+  methodLimits: DEFAULT_METHOD_LIMITS,
+};
+
+export interface App {
+  listen(): Promise<Listening>;
+  close(): Promise<void>;
+  services: Services;
+}
+
+/** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
+export async function buildApp(
+  config: AppConfig,
+  deps: { store: ChainStore; log?: (line: string) => void },
+): Promise<App> {
+  const specJson = await readStoredSpec(deps.store);
+  if (specJson === null)
+    throw new UserError('the datadir holds no chain: import one first (ethtrace import)');
+  const chain = new ChainService(deps.store, parseChainSpec(specJson, 'stored genesis'));
+  const services: Services = { chain, clientVersion: CLIENT_VERSION, limits: config.methodLimits };
+  const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const envelope = new RpcEnvelope(
+    METHODS,
+    { services },
+    { maxBatchSize: config.maxBatchSize },
+    (e, method) => log(`internal error in ${method}: ${(e as Error)?.stack ?? String(e)}`),
+  );
+  const server = new RpcServer({
+    host: config.host,
+    port: config.port,
+    keys: config.keys,
+    limits: { maxBodyBytes: config.maxBodyBytes },
+    handle: (body) => envelope.handle(body),
+  });
+  return { listen: () => server.listen(), close: () => server.close(), services };
+}

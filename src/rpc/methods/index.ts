@@ -1,0 +1,24 @@
+import type { MethodTable } from '../method.ts';
+import type { Services } from '../services.ts';
+import { BLOCKS_METHODS } from './blocks.ts';
+import { eth_blockNumber } from './eth/blockNumber.ts';
+import { eth_chainId } from './eth/chainId.ts';
+import { eth_getBlockReceipts } from './eth/getBlockReceipts.ts';
+import { eth_syncing } from './eth/syncing.ts';
+import { LOGS_METHODS } from './logs.ts';
+import { net_version } from './net/version.ts';
+import { STATE_METHODS } from './state.ts';
+import { web3_clientVersion } from './web3/clientVersion.ts';
+
+/** Every method the service answers, listed explicitly. */
+export const METHODS: MethodTable<Services> = {
+  ...BLOCKS_METHODS,
+  ...STATE_METHODS,
+  ...LOGS_METHODS,
+  eth_blockNumber,
+  eth_chainId,
+  eth_getBlockReceipts,
+  eth_syncing,
+  net_version,
+  web3_clientVersion,
+};

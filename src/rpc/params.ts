@@ -1,0 +1,151 @@
+import { InvalidParams } from './errors.ts';
+
+/**
+ * Parameter parsers. Each turns one JSON value into a domain value or throws a ParamProblem; the
+ * method table prefixes the argument's position, giving geth's `invalid argument N: …` messages.
+ */
+export class ParamProblem extends Error {}
+
+export interface Param<T> {
+  parse(value: unknown): T;
+  /** Optional parameters may be absent or null; `parse` then receives undefined. */
+  optional: boolean;
+}
+
+export type ParamValues<P extends readonly Param<unknown>[]> = {
+  [K in keyof P]: P[K] extends Param<infer T> ? T : never;
+};
+
+export function required<T>(parse: (value: unknown) => T): Param<T> {
+  return { parse, optional: false };
+}
+
+export function optional<T>(parse: (value: unknown) => T): Param<T | undefined> {
+  return { parse: (v) => (v === undefined || v === null ? undefined : parse(v)), optional: true };
+}
+
+/** Applies the parsers to a request's params array, with geth's argument-count messages. */
+export function parseParams<P extends readonly Param<unknown>[]>(spec: P, params: unknown): ParamValues<P> {
+  const list = params === undefined || params === null ? [] : params;
+  if (!Array.isArray(list)) throw new InvalidParams('non-array args');
+  if (list.length > spec.length) throw new InvalidParams(`too many arguments, want at most ${spec.length}`);
+  return spec.map((p, i) => {
+    const value = list[i];
+    if ((value === undefined || value === null) && !p.optional) {
+      throw new InvalidParams(`missing value for required argument ${i}`);
+    }
+    try {
+      return p.parse(value);
+    } catch (e) {
+      if (e instanceof ParamProblem) throw new InvalidParams(`invalid argument ${i}: ${e.message}`);
+      throw e;
+    }
+  }) as ParamValues<P>;
+}
+
+const HEX = /^0[xX]([0-9a-fA-F]*)$/;
+
+export function quantity(value: unknown): bigint {
+  if (typeof value !== 'string')
+    throw new ParamProblem('json: cannot unmarshal non-string into Go value of type hexutil.Big');
+  const m = HEX.exec(value);
+  if (!m) throw new ParamProblem('hex string without 0x prefix');
+  if (m[1] === '') throw new ParamProblem('hex string "0x"');
+  return BigInt(value);
+}
+
+/** A small quantity (an index, a count) that must fit a JS number. */
+export function smallQuantity(value: unknown): number {
+  const n = quantity(value);
+  if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new ParamProblem('hex number > 53 bits');
+  return Number(n);
+}
+
+export function data(value: unknown): Uint8Array {
+  if (typeof value !== 'string')
+    throw new ParamProblem('json: cannot unmarshal non-string into Go value of type hexutil.Bytes');
+  const m = HEX.exec(value);
+  if (!m) throw new ParamProblem('hex string without 0x prefix');
+  const digits = m[1] ?? '';
+  if (digits.length % 2 !== 0) throw new ParamProblem('hex string of odd length');
+  return Uint8Array.from(Buffer.from(digits, 'hex'));
+}
+
+function fixedBytes(length: number, goType: string) {
+  return (value: unknown): Uint8Array => {
+    if (typeof value !== 'string')
+      throw new ParamProblem(`json: cannot unmarshal non-string into Go value of type ${goType}`);
+    const m = HEX.exec(value);
+    if (!m)
+      throw new ParamProblem(
+        `json: cannot unmarshal hex string without 0x prefix into Go value of type ${goType}`,
+      );
+    const digits = m[1] ?? '';
+    if (digits.length !== length * 2) {
+      throw new ParamProblem(`hex string has length ${digits.length}, want ${length * 2} for ${goType}`);
+    }
+    return Uint8Array.from(Buffer.from(digits, 'hex'));
+  };
+}
+
+export const address = fixedBytes(20, 'common.Address');
+export const hash = fixedBytes(32, 'common.Hash');
+
+export function bool(value: unknown): boolean {
+  if (typeof value !== 'boolean')
+    throw new ParamProblem('json: cannot unmarshal non-bool into Go value of type bool');
+  return value;
+}
+
+export type BlockTag = 'latest' | 'earliest' | 'pending' | 'safe' | 'finalized';
+const TAGS: ReadonlySet<string> = new Set(['latest', 'earliest', 'pending', 'safe', 'finalized']);
+
+export type BlockSelector =
+  | { kind: 'number'; number: bigint }
+  | { kind: 'tag'; tag: BlockTag }
+  | { kind: 'hash'; hash: Uint8Array; requireCanonical: boolean };
+
+export const LATEST: BlockSelector = { kind: 'tag', tag: 'latest' };
+
+/**
+ * Every block-parameter form of our profile: hex number, JSON integer, decimal string, the five tags,
+ * a 32-byte hash, and the EIP-1898 objects `{blockNumber}` / `{blockHash, requireCanonical?}`.
+ */
+export function blockSelector(value: unknown): BlockSelector {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw new ParamProblem(`invalid block number ${value}`);
+    return { kind: 'number', number: BigInt(value) };
+  }
+  if (typeof value === 'string') {
+    if (TAGS.has(value)) return { kind: 'tag', tag: value as BlockTag };
+    if (/^[0-9]+$/.test(value)) return { kind: 'number', number: BigInt(value) };
+    const m = HEX.exec(value);
+    if (m) {
+      const digits = m[1] ?? '';
+      if (digits.length === 64)
+        return { kind: 'hash', hash: Uint8Array.from(Buffer.from(digits, 'hex')), requireCanonical: false };
+      if (digits.length === 0) throw new ParamProblem('hex string "0x"');
+      if (digits.length > 16) throw new ParamProblem('hex number > 64 bits');
+      return { kind: 'number', number: BigInt(value) };
+    }
+    throw new ParamProblem(`invalid block number or tag ${JSON.stringify(value)}`);
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const o = value as Record<string, unknown>;
+    if (o.blockHash !== undefined && o.blockNumber !== undefined) {
+      throw new ParamProblem('cannot specify both BlockHash and BlockNumber, choose one or the other');
+    }
+    if (o.blockHash !== undefined) {
+      const canonical = o.requireCanonical ?? false;
+      if (typeof canonical !== 'boolean') throw new ParamProblem('requireCanonical must be a boolean');
+      return { kind: 'hash', hash: hash(o.blockHash), requireCanonical: canonical };
+    }
+    if (o.blockNumber !== undefined) {
+      const selector = blockSelector(o.blockNumber);
+      if (selector.kind === 'hash') throw new ParamProblem('blockNumber must be a number or tag');
+      return selector;
+    }
+    throw new ParamProblem('block object needs blockHash or blockNumber');
+  }
+  throw new ParamProblem(`invalid block parameter ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,23 @@
+import type { ChainService } from '../services/chain.ts';
+
+/** Everything a method handler may use. */
+export interface Services {
+  chain: ChainService;
+  clientVersion: string;
+  limits: MethodLimits;
+}
+
+export interface MethodLimits {
+  /** eth_getLogs: widest block range one request may scan (Infura and Alchemy cap it similarly). */
+  maxLogsBlockRange: number;
+  /** eth_getLogs: most logs one answer may carry, so one request cannot build a response of gigabytes. */
+  maxLogsResults: number;
+  /** eth_feeHistory: most blocks per request (geth's limit). */
+  maxFeeHistoryBlocks: number;
+}
+
+export const DEFAULT_METHOD_LIMITS: MethodLimits = {
+  maxLogsBlockRange: 10_000,
+  maxLogsResults: 10_000,
+  maxFeeHistoryBlocks: 1024,
+};

@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import { type App, buildApp, DEFAULT_CONFIG } from '../../src/app.ts';
+import { readChainSpec } from '../../src/chain/genesis.ts';
+import { importChain } from '../../src/ingest/importer.ts';
+import { openLmdbStore } from '../../src/store/lmdb/index.ts';
+import type { ChainStore } from '../../src/store/types.ts';
+import { KeyRing } from '../../src/transport/apiKeys.ts';
+import { CONFORMANCE, tempDir } from './cli.ts';
+
+export const TEST_KEY = 'test-key-0123456789';
+
+export interface RunningServer {
+  app: App;
+  store: ChainStore;
+  /** HTTP endpoint with the test key: `http://127.0.0.1:PORT/v3/KEY`. */
+  url: string;
+  /** WebSocket endpoint with the test key. */
+  wsUrl: string;
+  base: string;
+  wsBase: string;
+  rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** A datadir holding the imported execution-apis conformance chain (54 blocks). */
+export async function importConformanceChain(): Promise<{ datadir: string; cleanup: () => void }> {
+  const dir = tempDir('ethtrace-conformance-');
+  const store = await openLmdbStore(dir.path);
+  try {
+    await importChain({
+      store,
+      spec: readChainSpec(join(CONFORMANCE, 'genesis.json')),
+      files: [join(CONFORMANCE, 'chain.rlp')],
+      verifyStateRoot: true,
+    });
+  } finally {
+    await store.close();
+  }
+  return { datadir: dir.path, cleanup: dir.cleanup };
+}
+
+/** A real server on port 0 over a datadir, accepting TEST_KEY (or every key with `keys: null`). */
+export async function startServer(
+  datadir: string,
+  opts: { keys?: readonly string[] | null; config?: Partial<typeof DEFAULT_CONFIG> } = {},
+): Promise<RunningServer> {
+  const store = await openLmdbStore(datadir, { readOnly: true });
+  const keys = opts.keys === null ? null : KeyRing.from(opts.keys ?? [TEST_KEY], null);
+  const app = await buildApp({ ...DEFAULT_CONFIG, ...opts.config, port: 0, keys }, { store, log: () => {} });
+  const { httpUrl, wsUrl } = await app.listen();
+  const url = `${httpUrl}/v3/${TEST_KEY}`;
+  let id = 0;
+  return {
+    app,
+    store,
+    url,
+    wsUrl: `${wsUrl}/ws/v3/${TEST_KEY}`,
+    base: httpUrl,
+    wsBase: wsUrl,
+    async rpc<T>(method: string, params: unknown[] = []): Promise<T> {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+      });
+      const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
+      if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
+      return body.result as T;
+    },
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
