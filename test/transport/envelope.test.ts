@@ -1,0 +1,300 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { RpcEnvelope } from '../../src/rpc/envelope.ts';
+import { ServerError } from '../../src/rpc/errors.ts';
+import { method } from '../../src/rpc/method.ts';
+import { importConformanceChain, type RunningServer, startServer, TEST_KEY } from '../support/server.ts';
+
+type Answer = {
+  jsonrpc: string;
+  id: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+};
+
+describe('JSON-RPC envelope and HTTP transport', () => {
+  let chain: { datadir: string; cleanup: () => void };
+  let server: RunningServer;
+  before(async () => {
+    chain = await importConformanceChain();
+    server = await startServer(chain.datadir, { config: { maxBatchSize: 5, maxBodyBytes: 64 * 1024 } });
+  });
+  after(async () => {
+    await server?.close();
+    chain?.cleanup();
+  });
+
+  const post = (body: string, init: { path?: string; type?: string; method?: string } = {}) =>
+    fetch(`${server.base}${init.path ?? `/v3/${TEST_KEY}`}`, {
+      method: init.method ?? 'POST',
+      headers: { 'content-type': init.type ?? 'application/json' },
+      ...(init.method === 'GET' ? {} : { body }),
+    });
+  const call = async (body: unknown): Promise<Answer | Answer[]> => {
+    const res = await post(typeof body === 'string' ? body : JSON.stringify(body));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /application\/json/);
+    return (await res.json()) as Answer | Answer[];
+  };
+
+  it('answers a single request with the id echoed, numbers and strings alike', async () => {
+    const head = await server.store.getHead();
+    assert.deepEqual(await call({ jsonrpc: '2.0', id: 7, method: 'eth_blockNumber', params: [] }), {
+      jsonrpc: '2.0',
+      id: 7,
+      result: `0x${head?.number.toString(16)}`,
+    });
+    const byString = (await call({ jsonrpc: '2.0', id: 'abc', method: 'eth_chainId' })) as Answer;
+    assert.equal(byString.id, 'abc');
+    assert.equal(byString.result, `0x${server.app.services.chain.chainId.toString(16)}`);
+  });
+
+  it('answers malformed JSON with -32700 and a null id', async () => {
+    assert.deepEqual(await call('{"jsonrpc":"2.0","id":1,"method":'), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: 'parse error' },
+    });
+  });
+
+  it('answers invalid request objects with -32600', async () => {
+    for (const bad of [
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0', id: 1, method: '' },
+      { jsonrpc: '1.0', id: 1, method: 'eth_chainId' },
+      { jsonrpc: '2.0', id: { nested: true }, method: 'eth_chainId' },
+      { jsonrpc: '2.0', id: 1, method: 5 },
+      42,
+    ]) {
+      const answer = (await call(bad)) as Answer;
+      assert.equal(answer.error?.code, -32600, JSON.stringify(bad));
+      assert.equal(answer.error?.message, 'invalid request');
+    }
+  });
+
+  it('names an unknown method in its -32601 error', async () => {
+    const answer = (await call({ jsonrpc: '2.0', id: 1, method: 'eth_nope' })) as Answer;
+    assert.deepEqual(answer.error, {
+      code: -32601,
+      message: 'the method eth_nope does not exist/is not available',
+    });
+    const proto = (await call({ jsonrpc: '2.0', id: 1, method: '__proto__' })) as Answer;
+    assert.equal(proto.error?.code, -32601);
+  });
+
+  it('answers bad params with -32602 naming the argument and the problem', async () => {
+    const cases: Array<[unknown[] | object, RegExp]> = [
+      [[], /^missing value for required argument 0$/],
+      [['latest', 'extra'], /^too many arguments, want at most 1$/],
+      [['0xzz'], /^invalid argument 0: /],
+      [['nonsense'], /^invalid argument 0: invalid block number or tag "nonsense"$/],
+      [
+        [{ blockHash: `0x${'00'.repeat(32)}`, blockNumber: '0x1' }],
+        /^invalid argument 0: cannot specify both BlockHash and BlockNumber/,
+      ],
+      [{ not: 'an array' }, /^non-array args$/],
+    ];
+    for (const [params, message] of cases) {
+      const answer = (await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_getBlockReceipts',
+        params,
+      })) as Answer;
+      assert.equal(answer.error?.code, -32602, JSON.stringify(params));
+      assert.match(answer.error?.message ?? '', message);
+    }
+  });
+
+  it('accepts every block-parameter form of the profile for eth_getBlockReceipts', async () => {
+    const head = await server.store.getHead();
+    assert.ok(head);
+    const headHash = `0x${Buffer.from(head.hash).toString('hex')}`;
+    const expected = await server.rpc('eth_getBlockReceipts', [`0x${head.number.toString(16)}`]);
+    assert.ok(Array.isArray(expected) && expected.length > 0);
+    for (const form of [
+      `0x${head.number.toString(16).toUpperCase()}`.replace('0X', '0x'),
+      Number(head.number),
+      head.number.toString(10),
+      'latest',
+      'pending',
+      'safe',
+      'finalized',
+      headHash,
+      { blockHash: headHash },
+      { blockHash: headHash, requireCanonical: true },
+      { blockNumber: `0x${head.number.toString(16)}` },
+    ]) {
+      assert.deepEqual(await server.rpc('eth_getBlockReceipts', [form]), expected, JSON.stringify(form));
+    }
+    assert.deepEqual(await server.rpc('eth_getBlockReceipts', ['earliest']), []);
+    assert.equal(await server.rpc('eth_getBlockReceipts', [`0x${(head.number + 1n).toString(16)}`]), null);
+    assert.equal(await server.rpc('eth_getBlockReceipts', [`0x${'ab'.repeat(32)}`]), null);
+  });
+
+  it('answers batches in request order, skipping notifications, each element on its own', async () => {
+    const answer = (await call([
+      { jsonrpc: '2.0', id: 1, method: 'eth_chainId' },
+      { jsonrpc: '2.0', method: 'eth_chainId' },
+      { jsonrpc: '2.0', id: 'x', method: '' },
+      { jsonrpc: '2.0', id: 3, method: 'eth_nope' },
+      { jsonrpc: '2.0', id: 4, method: 'eth_blockNumber' },
+    ])) as Answer[];
+    assert.deepEqual(
+      answer.map((a) => [a.id, a.error?.code ?? 'ok']),
+      [
+        [1, 'ok'],
+        ['x', -32600],
+        [3, -32601],
+        [4, 'ok'],
+      ],
+    );
+  });
+
+  it('answers an empty batch with one -32600 object and an oversized batch with a one-element array', async () => {
+    assert.deepEqual(await call([]), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'empty batch' },
+    });
+    const six = Array.from({ length: 6 }, (_, i) => ({ jsonrpc: '2.0', id: i + 10, method: 'eth_chainId' }));
+    const answer = (await call(six)) as Answer[];
+    assert.equal(answer.length, 1);
+    assert.equal(answer[0]?.id, 10);
+    assert.equal(answer[0]?.error?.code, -32600);
+    assert.match(answer[0]?.error?.message ?? '', /batch too large: 6 requests, at most 5/);
+    const five = (await call(six.slice(0, 5))) as Answer[];
+    assert.equal(five.length, 5);
+  });
+
+  it('sends an empty 200 for notifications only', async () => {
+    for (const body of [
+      { jsonrpc: '2.0', method: 'eth_chainId' },
+      [
+        { jsonrpc: '2.0', method: 'eth_chainId' },
+        { jsonrpc: '2.0', method: 'eth_blockNumber' },
+      ],
+    ]) {
+      const res = await post(JSON.stringify(body));
+      assert.equal(res.status, 200);
+      assert.equal(await res.text(), '');
+    }
+  });
+
+  it('answers key problems with Infura’s plain-text 401s', async () => {
+    const missing = await post('{}', { path: '/v3/' });
+    assert.equal(missing.status, 401);
+    assert.equal(await missing.text(), 'project id required in the url\n');
+    const trailing = await post('{}', { path: `/v3/${TEST_KEY}/` });
+    assert.equal(trailing.status, 401);
+    assert.equal(await trailing.text(), 'project id required in the url\n');
+    const unknown = await post('{}', { path: '/v3/not-a-key' });
+    assert.equal(unknown.status, 401);
+    assert.match(unknown.headers.get('content-type') ?? '', /text\/plain/);
+    assert.equal(await unknown.text(), 'invalid project id\n');
+    const root = await post('{}', { path: '/' });
+    assert.equal(root.status, 404);
+  });
+
+  it('answers transport problems with 405, 415 and 413', async () => {
+    const get = await post('', { method: 'GET' });
+    assert.equal(get.status, 405);
+    const put = await post('{}', { method: 'PUT' });
+    assert.equal(put.status, 405);
+    const text = await post('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', { type: 'text/plain' });
+    assert.equal(text.status, 415);
+    const withCharset = await post('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
+      type: 'application/json; charset=utf-8',
+    });
+    assert.equal(withCharset.status, 200);
+    const big = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: ['x'.repeat(70_000)] }),
+    );
+    assert.equal(big.status, 413);
+  });
+
+  it('keeps a WebSocket open across a malformed message and answers in the same shapes', async () => {
+    const ws = new WebSocket(server.wsUrl);
+    const messages: Answer[] = [];
+    const next = () =>
+      new Promise<Answer | Answer[]>((resolve) =>
+        ws.once('message', (m) => resolve(JSON.parse(m.toString()))),
+      );
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.send('{not json');
+    messages.push((await next()) as Answer);
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId' }));
+    messages.push((await next()) as Answer);
+    ws.send(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 3, method: 'eth_blockNumber' },
+        { jsonrpc: '2.0', id: 4, method: 'nope' },
+      ]),
+    );
+    const batch = (await next()) as Answer[];
+    ws.close();
+    assert.equal(messages[0]?.error?.code, -32700);
+    assert.equal(messages[1]?.result, `0x${server.app.services.chain.chainId.toString(16)}`);
+    assert.deepEqual(
+      batch.map((a) => a.id),
+      [3, 4],
+    );
+    assert.equal(batch[1]?.error?.code, -32601);
+  });
+
+  it('refuses a WebSocket upgrade without a valid key with the same 401 texts', async () => {
+    for (const [path, text] of [
+      ['/ws/v3/wrong', 'invalid project id\n'],
+      ['/ws/v3/', 'project id required in the url\n'],
+    ] as const) {
+      const ws = new WebSocket(`${server.wsBase}${path}`);
+      const response = await new Promise<{ status: number; body: string }>((resolve) => {
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (d) => {
+            body += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+      });
+      assert.deepEqual(response, { status: 401, body: text });
+    }
+  });
+});
+
+describe('the envelope with failing methods', () => {
+  const envelope = new RpcEnvelope(
+    {
+      boom: method([], () => {
+        throw new TypeError('secret internals at /some/path.ts:12');
+      }),
+      refuse: method([], () => {
+        throw new ServerError('not today', { why: 'testing' });
+      }),
+    },
+    { services: {} },
+    { maxBatchSize: 10 },
+    () => {},
+  );
+  const answer = async (body: unknown) => {
+    const chunks = await envelope.handle(JSON.stringify(body));
+    assert.ok(chunks);
+    return JSON.parse(
+      Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString(),
+    );
+  };
+
+  it('turns a bug into -32603 without leaking its message or stack', async () => {
+    const a = await answer({ jsonrpc: '2.0', id: 1, method: 'boom' });
+    assert.deepEqual(a.error, { code: -32603, message: 'internal error' });
+  });
+
+  it('passes a method error through with its code, message and data', async () => {
+    const a = await answer({ jsonrpc: '2.0', id: 1, method: 'refuse' });
+    assert.deepEqual(a.error, { code: -32000, message: 'not today', data: { why: 'testing' } });
+  });
+});
