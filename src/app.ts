@@ -5,6 +5,9 @@ import { RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import { DEFAULT_METHOD_LIMITS, type MethodLimits, type Services } from './rpc/services.ts';
 import { ChainService } from './services/chain.ts';
+import { FeeService } from './services/fees.ts';
+import { LogService } from './services/logs.ts';
+import { StateService } from './services/state.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
 import { type Listening, RpcServer } from './transport/server.ts';
@@ -45,7 +48,14 @@ export async function buildApp(
   if (specJson === null)
     throw new UserError('the datadir holds no chain: import one first (ethtrace import)');
   const chain = new ChainService(deps.store, parseChainSpec(specJson, 'stored genesis'));
-  const services: Services = { chain, clientVersion: CLIENT_VERSION, limits: config.methodLimits };
+  const services: Services = {
+    chain,
+    state: new StateService(deps.store),
+    logs: new LogService(chain, config.methodLimits),
+    fees: new FeeService(chain),
+    clientVersion: CLIENT_VERSION,
+    limits: config.methodLimits,
+  };
   const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const envelope = new RpcEnvelope(
     METHODS,

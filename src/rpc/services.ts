@@ -1,8 +1,14 @@
 import type { ChainService } from '../services/chain.ts';
+import type { FeeService } from '../services/fees.ts';
+import type { LogService } from '../services/logs.ts';
+import type { StateService } from '../services/state.ts';
 
 /** Everything a method handler may use. */
 export interface Services {
   chain: ChainService;
+  state: StateService;
+  logs: LogService;
+  fees: FeeService;
   clientVersion: string;
   limits: MethodLimits;
 }

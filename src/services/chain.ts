@@ -6,6 +6,7 @@ import {
 } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
+import { createTxFromBlockBodyData, type TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import { type ChainSpec, makeCommon } from '../chain/genesis.ts';
 import { ServerError } from '../rpc/errors.ts';
@@ -130,6 +131,142 @@ export class ChainService {
     const ref = await this.resolve(selector);
     return ref && this.block(ref.hash);
   }
+
+  /** The block's consensus RLP, spliced from the stored header and body without decoding either. */
+  async rawBlock(hash: Uint8Array): Promise<Uint8Array | null> {
+    const [header, body] = await Promise.all([this.store.getHeader(hash), this.store.getBody(hash)]);
+    if (!header || !body) return null;
+    const fields = rlpItem(body, 0);
+    const prefix = rlpListPrefix(header.length + fields.end - fields.start);
+    const out = new Uint8Array(prefix.length + header.length + fields.end - fields.start);
+    out.set(prefix, 0);
+    out.set(header, prefix.length);
+    out.set(body.subarray(fields.start, fields.end), prefix.length + header.length);
+    return out;
+  }
+
+  /** Length of the block's consensus RLP (geth's `size`), from the stored lengths alone. */
+  async blockSize(hash: Uint8Array): Promise<number | null> {
+    const [header, body] = await Promise.all([this.store.getHeader(hash), this.store.getBody(hash)]);
+    if (!header || !body) return null;
+    const fields = rlpItem(body, 0);
+    const payload = header.length + fields.end - fields.start;
+    return rlpListPrefix(payload).length + payload;
+  }
+
+  /** How many transactions the block holds, counted in the stored body without decoding them. */
+  async transactionCount(hash: Uint8Array): Promise<number | null> {
+    const cached = this.blocks.get(Buffer.from(hash).toString('hex'));
+    if (cached) return cached.transactions.length;
+    const body = await this.store.getBody(hash);
+    if (!body) return null;
+    let count = 0;
+    for (const _ of rlpListItems(body, rlpItem(body, rlpItem(body, 0).start))) count++;
+    return count;
+  }
+
+  /**
+   * The transaction's canonical encoding (typed envelope or legacy RLP) as the body stores it, or null
+   * when the block is unknown or has no transaction at that index.
+   */
+  async rawTransaction(blockHash: Uint8Array, index: number): Promise<Uint8Array | null> {
+    const body = await this.store.getBody(blockHash);
+    if (!body) return null;
+    const item = transactionItem(body, index);
+    if (!item) return null;
+    // Typed transactions sit in the body as an RLP string wrapping the envelope; legacy ones as a list.
+    return item.list ? body.subarray(item.offset, item.end) : body.subarray(item.start, item.end);
+  }
+
+  /**
+   * One transaction with its block's header. Taken from the decoded block when it is cached; otherwise
+   * only this transaction is decoded, so looking up one transaction of a big block stays cheap.
+   */
+  async transaction(
+    blockHash: Uint8Array,
+    index: number,
+  ): Promise<{ tx: TypedTransaction; header: BlockHeader } | null> {
+    const cached = this.blocks.get(Buffer.from(blockHash).toString('hex'));
+    if (cached) {
+      const tx = cached.transactions[index];
+      return tx ? { tx, header: cached.header } : null;
+    }
+    const [header, body] = await Promise.all([this.header(blockHash), this.store.getBody(blockHash)]);
+    if (!header || !body) return null;
+    const item = transactionItem(body, index);
+    if (!item) return null;
+    const data = item.list
+      ? (RLP.decode(body.subarray(item.offset, item.end)) as Uint8Array[])
+      : body.subarray(item.start, item.end);
+    return { tx: createTxFromBlockBodyData(data, { common: header.common }), header };
+  }
+}
+
+/** One RLP item at `offset`: whether it is a list, and where its payload starts and the item ends. */
+interface RlpItem {
+  list: boolean;
+  offset: number;
+  start: number;
+  end: number;
+}
+
+function rlpItem(bytes: Uint8Array, offset: number): RlpItem {
+  const b = bytes[offset];
+  if (b === undefined) throw new Error(`RLP: no item at offset ${offset}`);
+  let list = false;
+  let start: number;
+  let length: number;
+  if (b < 0x80) {
+    start = offset;
+    length = 1;
+  } else if (b < 0xb8) {
+    start = offset + 1;
+    length = b - 0x80;
+  } else if (b < 0xc0) {
+    start = offset + 1 + (b - 0xb7);
+    length = readLength(bytes, offset + 1, b - 0xb7);
+  } else if (b < 0xf8) {
+    list = true;
+    start = offset + 1;
+    length = b - 0xc0;
+  } else {
+    list = true;
+    start = offset + 1 + (b - 0xf7);
+    length = readLength(bytes, offset + 1, b - 0xf7);
+  }
+  const end = start + length;
+  if (end > bytes.length) throw new Error(`RLP: item at offset ${offset} runs past the end`);
+  return { list, offset, start, end };
+}
+
+function readLength(bytes: Uint8Array, offset: number, size: number): number {
+  let n = 0;
+  for (let i = 0; i < size; i++) n = n * 256 + (bytes[offset + i] ?? 0);
+  return n;
+}
+
+function* rlpListItems(bytes: Uint8Array, list: RlpItem): Generator<RlpItem> {
+  for (let at = list.start; at < list.end; ) {
+    const item = rlpItem(bytes, at);
+    yield item;
+    at = item.end;
+  }
+}
+
+function transactionItem(body: Uint8Array, index: number): RlpItem | null {
+  if (index < 0) return null;
+  let i = 0;
+  for (const item of rlpListItems(body, rlpItem(body, rlpItem(body, 0).start))) {
+    if (i++ === index) return item;
+  }
+  return null;
+}
+
+function rlpListPrefix(length: number): Uint8Array {
+  if (length < 56) return Uint8Array.of(0xc0 + length);
+  const digits: number[] = [];
+  for (let n = length; n > 0; n = Math.floor(n / 256)) digits.unshift(n % 256);
+  return Uint8Array.of(0xf7 + digits.length, ...digits);
 }
 
 function fieldNumber(values: Uint8Array[], index: number): bigint {

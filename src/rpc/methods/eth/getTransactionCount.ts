@@ -1,0 +1,14 @@
+import { quantityToHex } from '../../../primitives/hex.ts';
+import { stateBlock } from '../../../services/state.ts';
+import { address, blockSelector, LATEST, optional, required } from '../../params.ts';
+import { method } from '../define.ts';
+
+/** The account nonce. `pending` is the head: blocks are mined as transactions arrive, there is no pool. */
+export const eth_getTransactionCount = method(
+  [required(address), optional(blockSelector)],
+  async ([who, block], { services }) => {
+    const { number } = await stateBlock(services.chain, block ?? LATEST);
+    const account = await services.state.account(who, number);
+    return quantityToHex(account?.nonce ?? 0n);
+  },
+);
