@@ -18,6 +18,10 @@ import { LruCache } from './lru.ts';
 // and the blocks a client walks through, at a few MB.
 const BLOCK_CACHE_SIZE = 256;
 const HEADER_CACHE_SIZE = 4096;
+// Receipts of the blocks clients keep asking for (the head, blocks being polled) are served from
+// memory: no copy out of the store and no garbage per request. A final block's receipts never
+// change, and entries are keyed by block hash, so an entry is never stale.
+const RECEIPTS_CACHE_BYTES = 128 * 1024 * 1024;
 
 const HEADER_NUMBER = 8;
 const HEADER_TIMESTAMP = 11;
@@ -30,6 +34,10 @@ export class ChainService {
   private readonly commons = new Map<string, Common>();
   private readonly headers = new LruCache<string, BlockHeader>(HEADER_CACHE_SIZE);
   private readonly blocks = new LruCache<string, Block>(BLOCK_CACHE_SIZE);
+  private readonly receipts = new LruCache<string, Uint8Array>(
+    RECEIPTS_CACHE_BYTES,
+    (bytes) => bytes.byteLength,
+  );
 
   constructor(
     readonly store: ChainStore,
@@ -124,6 +132,16 @@ export class ChainService {
     });
     this.blocks.set(key, block);
     return block;
+  }
+
+  /** A block's receipts as the JSON bytes eth_getBlockReceipts serves, or null for an unknown block. */
+  async blockReceiptsJson(hash: Uint8Array): Promise<Uint8Array | null> {
+    const key = Buffer.from(hash).toString('hex');
+    const cached = this.receipts.get(key);
+    if (cached) return cached;
+    const json = await this.store.getBlockReceiptsJson(hash);
+    if (json) this.receipts.set(key, json);
+    return json;
   }
 
   /** The block a parameter names, decoded, or null. */
