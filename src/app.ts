@@ -8,6 +8,7 @@ import { ChainService } from './services/chain.ts';
 import { FeeService } from './services/fees.ts';
 import { LogService } from './services/logs.ts';
 import { StateService } from './services/state.ts';
+import { DEFAULT_TRACE_LIMITS, type TraceLimits, TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
 import { type Listening, RpcServer } from './transport/server.ts';
@@ -23,6 +24,7 @@ export interface AppConfig {
   maxBodyBytes: number;
   maxBatchSize: number;
   methodLimits: MethodLimits;
+  traceLimits: TraceLimits;
 }
 
 export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
@@ -31,6 +33,7 @@ export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
   maxBodyBytes: 5 * 1024 * 1024,
   maxBatchSize: 1000,
   methodLimits: DEFAULT_METHOD_LIMITS,
+  traceLimits: DEFAULT_TRACE_LIMITS,
 };
 
 export interface App {
@@ -53,6 +56,7 @@ export async function buildApp(
     state: new StateService(deps.store),
     logs: new LogService(chain, config.methodLimits),
     fees: new FeeService(chain),
+    trace: new TraceService(chain, config.traceLimits),
     clientVersion: CLIENT_VERSION,
     limits: config.methodLimits,
   };

@@ -2,6 +2,7 @@ import type { ChainService } from '../services/chain.ts';
 import type { FeeService } from '../services/fees.ts';
 import type { LogService } from '../services/logs.ts';
 import type { StateService } from '../services/state.ts';
+import type { TraceService } from '../services/trace.ts';
 
 /** Everything a method handler may use. */
 export interface Services {
@@ -9,6 +10,7 @@ export interface Services {
   state: StateService;
   logs: LogService;
   fees: FeeService;
+  trace: TraceService;
   clientVersion: string;
   limits: MethodLimits;
 }

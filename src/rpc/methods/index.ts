@@ -8,6 +8,7 @@ import { eth_syncing } from './eth/syncing.ts';
 import { LOGS_METHODS } from './logs.ts';
 import { net_version } from './net/version.ts';
 import { STATE_METHODS } from './state.ts';
+import { TRACE_METHODS } from './trace.ts';
 import { web3_clientVersion } from './web3/clientVersion.ts';
 
 /** Every method the service answers, listed explicitly. */
@@ -15,6 +16,7 @@ export const METHODS: MethodTable<Services> = {
   ...BLOCKS_METHODS,
   ...STATE_METHODS,
   ...LOGS_METHODS,
+  ...TRACE_METHODS,
   eth_blockNumber,
   eth_chainId,
   eth_getBlockReceipts,

@@ -1,0 +1,55 @@
+/** A call to simulate, in domain terms (parsed from the JSON call object at the RPC edge). */
+export interface CallRequest {
+  from?: Uint8Array;
+  /** Absent or null: contract creation. */
+  to?: Uint8Array | null;
+  gas?: bigint;
+  gasPrice?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  value?: bigint;
+  data?: Uint8Array;
+  nonce?: bigint;
+  type?: number;
+  accessList?: Array<{ address: Uint8Array; storageKeys: Uint8Array[] }>;
+  authorizationList?: Array<{
+    chainId: bigint;
+    address: Uint8Array;
+    nonce: bigint;
+    yParity: bigint;
+    r: bigint;
+    s: bigint;
+  }>;
+  blobVersionedHashes?: Uint8Array[];
+  maxFeePerBlobGas?: bigint;
+}
+
+/** geth's state override for one account, applied before the first call. */
+export interface AccountOverride {
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Uint8Array;
+  /** Replaces the whole storage. */
+  state?: Array<[Uint8Array, Uint8Array]>;
+  /** Changes only these slots. */
+  stateDiff?: Array<[Uint8Array, Uint8Array]>;
+}
+
+export type StateOverrides = Array<{ address: Uint8Array; override: AccountOverride }>;
+
+/** geth's block overrides: the environment the calls see. */
+export interface BlockOverrides {
+  number?: bigint;
+  time?: bigint;
+  gasLimit?: bigint;
+  feeRecipient?: Uint8Array;
+  prevRandao?: Uint8Array;
+  baseFeePerGas?: bigint;
+  blobBaseFee?: bigint;
+}
+
+export interface TraceTypes {
+  trace: boolean;
+  stateDiff: boolean;
+  vmTrace: boolean;
+}

@@ -1,0 +1,354 @@
+import type { AccountFields, StateManagerInterface } from '@ethereumjs/common';
+import { OriginalStorageCache } from '@ethereumjs/statemanager';
+import {
+  Account,
+  type Address,
+  bytesToUnprefixedHex,
+  KECCAK256_NULL,
+  KECCAK256_RLP,
+  unpadBytes,
+} from '@ethereumjs/util';
+import { keccak256 } from '../chain/crypto.ts';
+import type { ChainStore, FlatAccount } from '../store/types.ts';
+
+/** Where the state under the overlay comes from: the flat history as of one block. */
+export interface StateSource {
+  account(address: Uint8Array): Promise<FlatAccount | null>;
+  storage(address: Uint8Array, slot: Uint8Array): Promise<Uint8Array>;
+  code(codeHash: Uint8Array): Promise<Uint8Array>;
+}
+
+/** The state after block `number`, one range lookup per account or slot (DESIGN: flat history). */
+export function stateAtBlock(store: ChainStore, number: bigint): StateSource {
+  return {
+    account: (address) => store.getAccountAt(address, number),
+    storage: (address, slot) => store.getStorageAt(address, slot, number),
+    code: async (codeHash) => (await store.getCode(codeHash)) ?? new Uint8Array(),
+  };
+}
+
+/** Value of a key before the first write the journal holds for it: not yet in the overlay. */
+const FROM_BASE = Symbol('from base');
+type Prior<T> = T | typeof FROM_BASE;
+
+type JournalEntry =
+  | { kind: 'account'; key: string; address: Address; prior: Prior<Account | null> }
+  | { kind: 'storage'; key: string; address: Address; slot: Uint8Array; prior: Prior<Uint8Array> }
+  | {
+      kind: 'clear';
+      key: string;
+      address: Address;
+      wasCleared: boolean;
+      slots: Map<string, Uint8Array> | undefined;
+    };
+
+/** What one account looked like before and after a stretch of execution, for stateDiff. */
+export interface AccountChange {
+  address: Uint8Array;
+  before: AccountView | null;
+  after: AccountView | null;
+  /** Slots written, hex slot → [before, after] (minimal bytes, empty = zero). */
+  storage: Map<string, { slot: Uint8Array; before: Uint8Array; after: Uint8Array }>;
+}
+
+export interface AccountView {
+  nonce: bigint;
+  balance: bigint;
+  code: Uint8Array;
+}
+
+/**
+ * An EVM state manager over the state of one block: reads fall through to the flat history (cached
+ * per request), writes stay in memory. A journal of prior values makes checkpoint/revert O(writes)
+ * and lets `changesSince` give each call's stateDiff without comparing whole states. Calls of a
+ * trace_callMany share one overlay, so each sees what the previous ones left.
+ *
+ * Flat history has no storage roots: accounts read from it report the empty storage root, which only
+ * matters for the EIP-7610 "collision with an account that has storage but no code or nonce" rule.
+ */
+export class OverlayStateManager implements StateManagerInterface {
+  readonly originalStorageCache: OriginalStorageCache;
+  private readonly baseAccounts = new Map<string, Account | null>();
+  private readonly baseStorage = new Map<string, Uint8Array>();
+  private readonly codeByHash = new Map<string, Uint8Array>();
+  private readonly accounts = new Map<string, Account | null>();
+  private readonly storage = new Map<string, Map<string, Uint8Array>>();
+  /** Accounts whose storage was wiped here: base slots read as zero. */
+  private readonly cleared = new Set<string>();
+  private readonly journal: JournalEntry[] = [];
+  private readonly checkpoints: number[] = [];
+
+  constructor(private readonly source: StateSource) {
+    this.originalStorageCache = new OriginalStorageCache(this.getStorage.bind(this));
+  }
+
+  /** A position in the journal; `changesSince(mark)` reports what was written after it. */
+  mark(): number {
+    return this.journal.length;
+  }
+
+  async getAccount(address: Address): Promise<Account | undefined> {
+    const key = bytesToUnprefixedHex(address.bytes);
+    const account = this.accounts.has(key) ? this.accounts.get(key) : await this.baseAccount(key, address);
+    // The EVM mutates the accounts it reads before writing them back: hand out copies.
+    return account ? copyAccount(account) : undefined;
+  }
+
+  async putAccount(address: Address, account?: Account): Promise<void> {
+    const key = bytesToUnprefixedHex(address.bytes);
+    this.journal.push({ kind: 'account', key, address, prior: this.overlayAccount(key) });
+    this.accounts.set(key, account ? copyAccount(account) : null);
+  }
+
+  async deleteAccount(address: Address): Promise<void> {
+    await this.putAccount(address, undefined);
+    await this.clearStorage(address);
+  }
+
+  async modifyAccountFields(address: Address, fields: AccountFields): Promise<void> {
+    const account = (await this.getAccount(address)) ?? new Account();
+    if (fields.nonce !== undefined) account.nonce = fields.nonce;
+    if (fields.balance !== undefined) account.balance = fields.balance;
+    if (fields.codeHash !== undefined) account.codeHash = fields.codeHash;
+    if (fields.storageRoot !== undefined) account.storageRoot = fields.storageRoot;
+    await this.putAccount(address, account);
+  }
+
+  async putCode(address: Address, code: Uint8Array): Promise<void> {
+    const codeHash = keccak256(code);
+    this.codeByHash.set(bytesToUnprefixedHex(codeHash), code);
+    await this.modifyAccountFields(address, { codeHash });
+  }
+
+  async getCode(address: Address): Promise<Uint8Array> {
+    const account = await this.getAccount(address);
+    return account ? this.codeOf(account.codeHash) : new Uint8Array();
+  }
+
+  async getCodeSize(address: Address): Promise<number> {
+    return (await this.getCode(address)).length;
+  }
+
+  async getStorage(address: Address, slot: Uint8Array): Promise<Uint8Array> {
+    const key = bytesToUnprefixedHex(address.bytes);
+    const slotKey = bytesToUnprefixedHex(slot);
+    const written = this.storage.get(key)?.get(slotKey);
+    if (written !== undefined) return written;
+    if (this.cleared.has(key)) return new Uint8Array();
+    return this.baseSlot(key, slotKey, address, slot);
+  }
+
+  async putStorage(address: Address, slot: Uint8Array, value: Uint8Array): Promise<void> {
+    const key = bytesToUnprefixedHex(address.bytes);
+    const slotKey = bytesToUnprefixedHex(slot);
+    let slots = this.storage.get(key);
+    if (!slots) {
+      slots = new Map();
+      this.storage.set(key, slots);
+    }
+    const prior = slots.get(slotKey);
+    this.journal.push({ kind: 'storage', key: slotKey, address, slot, prior: prior ?? FROM_BASE });
+    slots.set(slotKey, unpadBytes(value));
+  }
+
+  async clearStorage(address: Address): Promise<void> {
+    const key = bytesToUnprefixedHex(address.bytes);
+    this.journal.push({
+      kind: 'clear',
+      key,
+      address,
+      wasCleared: this.cleared.has(key),
+      slots: this.storage.get(key),
+    });
+    this.storage.delete(key);
+    this.cleared.add(key);
+  }
+
+  async checkpoint(): Promise<void> {
+    this.checkpoints.push(this.journal.length);
+  }
+
+  async commit(): Promise<void> {
+    this.checkpoints.pop();
+  }
+
+  async revert(): Promise<void> {
+    const mark = this.checkpoints.pop() ?? 0;
+    while (this.journal.length > mark) this.undo(this.journal.pop() as JournalEntry);
+  }
+
+  private undo(entry: JournalEntry): void {
+    switch (entry.kind) {
+      case 'account':
+        if (entry.prior === FROM_BASE) this.accounts.delete(entry.key);
+        else this.accounts.set(entry.key, entry.prior);
+        return;
+      case 'storage': {
+        const owner = bytesToUnprefixedHex(entry.address.bytes);
+        const slots = this.storage.get(owner);
+        if (entry.prior === FROM_BASE) slots?.delete(entry.key);
+        else slots?.set(entry.key, entry.prior);
+        return;
+      }
+      case 'clear':
+        if (!entry.wasCleared) this.cleared.delete(entry.key);
+        if (entry.slots) this.storage.set(entry.key, entry.slots);
+        return;
+    }
+  }
+
+  /**
+   * Every account written after `mark` with its value then and now, and the slots written with
+   * theirs. The first journal entry after the mark that touches a key tells its value at the mark.
+   * Unchanged values are included; the stateDiff builder drops them.
+   */
+  async changesSince(mark: number): Promise<AccountChange[]> {
+    type SlotAtMark = { slot: Uint8Array; value: Uint8Array | 'base' | 'zero' };
+    type Touched = {
+      address: Address;
+      account?: Prior<Account | null>;
+      firstClear?: Extract<JournalEntry, { kind: 'clear' }>;
+      slots: Map<string, SlotAtMark>;
+    };
+    const touched = new Map<string, Touched>();
+    for (let i = mark; i < this.journal.length; i++) {
+      const entry = this.journal[i] as JournalEntry;
+      const owner = bytesToUnprefixedHex(entry.address.bytes);
+      let t = touched.get(owner);
+      if (!t) {
+        t = { address: entry.address, slots: new Map() };
+        touched.set(owner, t);
+      }
+      if (entry.kind === 'account') {
+        if (t.account === undefined) t.account = entry.prior;
+      } else if (entry.kind === 'clear') {
+        t.firstClear ??= entry;
+      } else if (!t.slots.has(entry.key)) {
+        t.slots.set(entry.key, {
+          slot: entry.slot,
+          value: this.slotAtMark(owner, mark, t.firstClear, entry),
+        });
+      }
+    }
+    const changes: AccountChange[] = [];
+    for (const [owner, t] of touched) {
+      const now = this.accounts.has(owner)
+        ? (this.accounts.get(owner) ?? null)
+        : await this.baseAccount(owner, t.address);
+      const then =
+        t.account === undefined
+          ? now
+          : t.account === FROM_BASE
+            ? await this.baseAccount(owner, t.address)
+            : t.account;
+      const storage = new Map<string, { slot: Uint8Array; before: Uint8Array; after: Uint8Array }>();
+      for (const [slotKey, { slot, value }] of t.slots) {
+        const before =
+          value === 'zero'
+            ? new Uint8Array()
+            : value === 'base'
+              ? await this.baseSlot(owner, slotKey, t.address, slot)
+              : value;
+        storage.set(slotKey, { slot, before, after: await this.getStorage(t.address, slot) });
+      }
+      changes.push({
+        address: t.address.bytes,
+        before: then ? await this.view(then) : null,
+        after: now ? await this.view(now) : null,
+        storage,
+      });
+    }
+    return changes;
+  }
+
+  /** A slot's value at the mark, from the first entry after the mark that could have changed it. */
+  private slotAtMark(
+    owner: string,
+    mark: number,
+    firstClear: Extract<JournalEntry, { kind: 'clear' }> | undefined,
+    write: Extract<JournalEntry, { kind: 'storage' }>,
+  ): Uint8Array | 'base' | 'zero' {
+    if (firstClear) {
+      const held = firstClear.slots?.get(write.key);
+      return held ?? (firstClear.wasCleared ? 'zero' : 'base');
+    }
+    if (write.prior !== FROM_BASE) return write.prior;
+    return this.wasClearedAt(owner, mark) ? 'zero' : 'base';
+  }
+
+  private wasClearedAt(owner: string, mark: number): boolean {
+    for (let i = mark; i < this.journal.length; i++) {
+      const entry = this.journal[i] as JournalEntry;
+      if (entry.kind === 'clear' && entry.key === owner) return entry.wasCleared;
+    }
+    return this.cleared.has(owner);
+  }
+
+  private async view(account: Account): Promise<AccountView> {
+    return { nonce: account.nonce, balance: account.balance, code: await this.codeOf(account.codeHash) };
+  }
+
+  private overlayAccount(key: string): Prior<Account | null> {
+    return this.accounts.has(key) ? (this.accounts.get(key) ?? null) : FROM_BASE;
+  }
+
+  private async baseAccount(key: string, address: Address): Promise<Account | null> {
+    if (this.baseAccounts.has(key)) return this.baseAccounts.get(key) ?? null;
+    const flat = await this.source.account(address.bytes);
+    const account = flat ? new Account(flat.nonce, flat.balance, KECCAK256_RLP, flat.codeHash) : null;
+    this.baseAccounts.set(key, account);
+    return account;
+  }
+
+  private async baseSlot(
+    owner: string,
+    slotKey: string,
+    address: Address,
+    slot: Uint8Array,
+  ): Promise<Uint8Array> {
+    const key = `${owner}:${slotKey}`;
+    let value = this.baseStorage.get(key);
+    if (value === undefined) {
+      value = await this.source.storage(address.bytes, slot);
+      this.baseStorage.set(key, value);
+    }
+    return value;
+  }
+
+  private async codeOf(codeHash: Uint8Array): Promise<Uint8Array> {
+    if (codeHash.every((b, i) => b === KECCAK256_NULL[i])) return new Uint8Array();
+    const key = bytesToUnprefixedHex(codeHash);
+    let code = this.codeByHash.get(key);
+    if (!code) {
+      code = await this.source.code(codeHash);
+      this.codeByHash.set(key, code);
+    }
+    return code;
+  }
+
+  async flush(): Promise<void> {}
+
+  clearCaches(): void {}
+
+  // The overlay is never copied: one request owns one overlay, and nothing here computes roots.
+  shallowCopy(): StateManagerInterface {
+    throw new Error('OverlayStateManager cannot be copied');
+  }
+
+  async getStateRoot(): Promise<Uint8Array> {
+    // Pre-Byzantium receipts want a root per transaction; tracing never reads them.
+    return new Uint8Array(32);
+  }
+
+  async setStateRoot(): Promise<void> {
+    throw new Error('OverlayStateManager serves one block; it has no state roots');
+  }
+
+  async hasStateRoot(): Promise<boolean> {
+    return false;
+  }
+}
+
+function copyAccount(a: Account): Account {
+  return new Account(a.nonce, a.balance, a.storageRoot, a.codeHash);
+}

@@ -1,0 +1,433 @@
+// A pool of worker threads for EVM work, so that a heavy trace never stalls the event loop that
+// answers cheap methods. Each worker serves one request at a time; the rest wait in a bounded FIFO
+// queue; every request has a deadline, past which the worker running it is terminated (a JS loop
+// cannot be interrupted any other way) and replaced.
+//
+// Workers start lazily, when a request finds no idle worker, and `warm()` starts them all ahead of
+// time. Lazily because building the app must stay cheap and free of threads (tests build many apps,
+// `import` never traces) and a worker crash-looping with no traffic then costs nothing; a start costs
+// tens to hundreds of ms (see `stats().lastStartMs`), small beside the deadline. The server calls
+// `warm()` at boot to pay that up front and to surface a worker that cannot start (no store, …).
+//
+// The deadline runs from `run()`, so time in the queue counts: the client waits for the whole, and
+// under overload queued requests expire instead of piling up behind slow ones.
+
+import os from 'node:os';
+import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
+import {
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  InvalidParams,
+  LIMIT_EXCEEDED,
+  RpcError,
+  SERVER_ERROR,
+  ServerError,
+} from '../../rpc/errors.ts';
+import type { BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
+
+export type { Handler, Handlers, WorkerModule } from './protocol.ts';
+
+/**
+ * Per-request deadline: geth's and Erigon's `RPCEVMTimeout` default. A 200-transaction block replays
+ * in about 0.5 s here, so honest work fits ten times over, and a client is still waiting at 5 s.
+ */
+export const DEFAULT_DEADLINE_MS = 5_000;
+
+/**
+ * Requests that may wait for a worker, beyond the ones running. Each waiting request is only a
+ * closure, so memory is no concern; the bound is there to refuse at once, with a code clients back
+ * off on, rather than let a flood wait out the deadline. 256 covers a burst of cheap calls
+ * (milliseconds each) on a few cores; slow traces hit the deadline long before the queue fills.
+ */
+export const DEFAULT_MAX_QUEUE = 256;
+
+/**
+ * One worker per core: the work is CPU-bound, so more workers than cores only adds switching and
+ * memory (each worker holds its own VM, caches and heap), and fewer leaves cores idle.
+ */
+export const DEFAULT_POOL_SIZE = os.availableParallelism();
+
+/** -32000, as geth's "execution aborted (timeout = 5s)" is; the wording is this service's own. */
+export const TIMEOUT_MESSAGE = 'execution timeout';
+
+/**
+ * -32005 in Infura's words for its own rate limits ("daily request count exceeded, request rate
+ * limited"): clients and retry middlewares treat -32005 (viem's LimitExceededRpcError) as "back off".
+ */
+export const BUSY_MESSAGE = 'too many concurrent executions, request rate limited';
+
+const BOOTSTRAP = new URL('./bootstrap.mjs', import.meta.url);
+
+export interface WorkerPoolOptions {
+  /** A module exporting `init(workerData): Promise<Handlers>` (see protocol.ts). */
+  workerModule: URL;
+  /** Given to every worker's `init`; structured-cloned. */
+  workerData?: unknown;
+  /** Workers, and so requests running at once. */
+  size?: number;
+  /** Requests that may wait beyond the `size` running; more are refused with -32005. */
+  maxQueue?: number;
+  /** Default deadline of a request, queue wait included. */
+  deadlineMs?: number;
+  /** Heap caps per worker: a runaway request then kills its worker (answered -32603), not the process. */
+  resourceLimits?: ResourceLimits;
+  /** Where internal errors (handler bugs, crashes, workers that fail to start) are reported. */
+  log?: (line: string) => void;
+}
+
+export interface RunOptions {
+  /** This request's deadline, in place of the pool's. */
+  deadlineMs?: number;
+  /** Aborting drops a waiting request, or terminates (and replaces) the worker running it. */
+  signal?: AbortSignal;
+}
+
+export interface PoolStats {
+  size: number;
+  /** Started or starting. */
+  workers: number;
+  busy: number;
+  queued: number;
+  /** Workers that became ready, and how long the last one took from `new Worker` to ready. */
+  starts: number;
+  lastStartMs: number | null;
+  timeouts: number;
+  crashes: number;
+}
+
+interface Job {
+  readonly id: number;
+  readonly kind: string;
+  readonly payload: unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  timer: NodeJS.Timeout | undefined;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  slot: Slot | null;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  readonly spawnedAt: number;
+  readonly ready: Promise<void>;
+  readonly settleReady: (error?: Error) => void;
+  state: 'starting' | 'idle' | 'busy' | 'gone';
+  job: Job | null;
+}
+
+export class PoolClosedError extends Error {
+  override name = 'PoolClosedError';
+  constructor() {
+    super('the worker pool is closed');
+  }
+}
+
+export class WorkerPool {
+  readonly size: number;
+  readonly maxQueue: number;
+  readonly deadlineMs: number;
+  private readonly boot: BootData;
+  private readonly resourceLimits: ResourceLimits | undefined;
+  private readonly log: (line: string) => void;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private readonly exiting = new Set<Promise<unknown>>();
+  private nextId = 1;
+  private closed = false;
+  private closing: Promise<void> | null = null;
+  private counters = { starts: 0, lastStartMs: null as number | null, timeouts: 0, crashes: 0 };
+
+  constructor(options: WorkerPoolOptions) {
+    this.size = positiveInteger('size', options.size ?? DEFAULT_POOL_SIZE);
+    this.maxQueue = nonNegativeInteger('maxQueue', options.maxQueue ?? DEFAULT_MAX_QUEUE);
+    this.deadlineMs = positiveNumber('deadlineMs', options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    this.boot = { moduleUrl: options.workerModule.href, data: options.workerData };
+    this.resourceLimits = options.resourceLimits;
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  /**
+   * Runs `kind` with `payload` on a worker. Rejects with the handler's RpcError as it was thrown,
+   * -32000 `execution timeout` past the deadline, -32005 when the queue is full, and -32603 for any
+   * other failure (the cause is logged and kept as `cause`).
+   */
+  run<T = unknown>(kind: string, payload: unknown, options: RunOptions = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new PoolClosedError());
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.queue.length + this.busyCount() >= this.size + this.maxQueue) {
+      return Promise.reject(new RpcError(LIMIT_EXCEEDED, BUSY_MESSAGE));
+    }
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    if (!(Number.isFinite(deadlineMs) && deadlineMs > 0)) {
+      return Promise.reject(new RangeError('deadlineMs must be a positive number'));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const job: Job = {
+        id: this.nextId++,
+        kind,
+        payload,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        timer: undefined,
+        signal,
+        onAbort: undefined,
+        slot: null,
+      };
+      job.timer = setTimeout(() => this.expire(job), deadlineMs);
+      if (signal !== undefined) {
+        job.onAbort = () => this.abort(job, signal.reason);
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.queue.push(job);
+      this.dispatch();
+    });
+  }
+
+  /** Starts every worker now; rejects with the first start failure (e.g. the store cannot be opened). */
+  async warm(): Promise<void> {
+    if (this.closed) throw new PoolClosedError();
+    while (this.slots.length < this.size) this.spawn();
+    await Promise.all(this.slots.map((slot) => slot.ready));
+  }
+
+  stats(): PoolStats {
+    return {
+      size: this.size,
+      workers: this.slots.length,
+      busy: this.busyCount(),
+      queued: this.queue.length,
+      ...this.counters,
+    };
+  }
+
+  /** Fails every waiting and running request and resolves once every worker thread has exited. */
+  close(): Promise<void> {
+    if (this.closing !== null) return this.closing;
+    this.closed = true;
+    for (const job of this.queue.splice(0)) this.settle(job, new PoolClosedError());
+    for (const slot of [...this.slots]) {
+      if (slot.job !== null) this.settle(slot.job, new PoolClosedError());
+      this.retire(slot, new PoolClosedError());
+    }
+    this.closing = Promise.all(this.exiting).then(() => undefined);
+    return this.closing;
+  }
+
+  private busyCount(): number {
+    let busy = 0;
+    for (const slot of this.slots) if (slot.job !== null) busy++;
+    return busy;
+  }
+
+  /** Hands waiting requests to idle workers, and starts workers for the ones left over. */
+  private dispatch(): void {
+    if (this.closed) return;
+    for (const slot of this.slots) {
+      const job = slot.state === 'idle' ? this.queue.shift() : undefined;
+      if (job !== undefined) this.assign(slot, job);
+    }
+    let starting = 0;
+    for (const slot of this.slots) if (slot.state === 'starting') starting++;
+    const wanted = Math.min(this.queue.length - starting, this.size - this.slots.length);
+    for (let i = 0; i < wanted; i++) this.spawn();
+  }
+
+  private assign(slot: Slot, job: Job): void {
+    slot.state = 'busy';
+    slot.job = job;
+    job.slot = slot;
+    slot.worker.ref();
+    const message: RunMessage = { type: 'run', id: job.id, kind: job.kind, payload: job.payload };
+    try {
+      slot.worker.postMessage(message);
+    } catch (cloneError) {
+      // A payload that cannot cross threads: the caller's bug, and the worker is untouched.
+      this.release(slot);
+      this.settle(job, this.internal(cloneError, `cannot send '${job.kind}' to a worker`));
+    }
+  }
+
+  private release(slot: Slot): void {
+    if (slot.job !== null) slot.job.slot = null;
+    slot.job = null;
+    slot.state = 'idle';
+    // An idle pool must not keep the process alive: a CLI run that never closes it can still exit.
+    slot.worker.unref();
+  }
+
+  private spawn(): Slot {
+    const options: WorkerOptions = { workerData: this.boot };
+    if (this.resourceLimits !== undefined) options.resourceLimits = this.resourceLimits;
+    const worker = new Worker(BOOTSTRAP, options);
+    let settleReady: (error?: Error) => void = () => {};
+    const ready = new Promise<void>((resolve, reject) => {
+      settleReady = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    // Only warm() awaits readiness; a failed start is otherwise reported through the queued requests.
+    ready.catch(() => {});
+    const slot: Slot = {
+      worker,
+      spawnedAt: performance.now(),
+      ready,
+      settleReady,
+      state: 'starting',
+      job: null,
+    };
+    this.slots.push(slot);
+    worker.on('message', (message: FromWorker) => this.onMessage(slot, message));
+    worker.on('error', (error) => this.onDeath(slot, error));
+    worker.on('exit', (code) => this.onDeath(slot, new Error(`worker thread exited with code ${code}`)));
+    worker.on('messageerror', (error) => this.onDeath(slot, error));
+    return slot;
+  }
+
+  private onMessage(slot: Slot, message: FromWorker): void {
+    if (slot.state === 'gone') return;
+    switch (message.type) {
+      case 'ready': {
+        const startMs = performance.now() - slot.spawnedAt;
+        this.counters.starts++;
+        this.counters.lastStartMs = Math.round(startMs * 10) / 10;
+        slot.settleReady();
+        this.release(slot);
+        this.dispatch();
+        return;
+      }
+      case 'initError':
+        this.startFailed(slot, revive(message.error));
+        return;
+      case 'result':
+      case 'error': {
+        const job = slot.job;
+        if (job === null || job.id !== message.id) return;
+        this.release(slot);
+        if (message.type === 'result') this.settle(job, null, message.value);
+        else this.settle(job, this.toCallerError(message.error, job.kind));
+        this.dispatch();
+        return;
+      }
+    }
+  }
+
+  /** An uncaught error, an exit we did not ask for, or a message that could not be read. */
+  private onDeath(slot: Slot, error: Error): void {
+    if (slot.state === 'gone') return;
+    if (slot.state === 'starting') {
+      this.startFailed(slot, error);
+      return;
+    }
+    const job = slot.job;
+    this.retire(slot, error);
+    if (job !== null) {
+      this.counters.crashes++;
+      this.settle(job, this.internal(error, `worker crashed running '${job.kind}'`));
+    } else {
+      this.log(`worker pool: an idle worker died and will be replaced when needed: ${describe(error)}`);
+    }
+    this.dispatch();
+  }
+
+  /**
+   * A worker that cannot start almost always means one that never will (a missing store, a broken
+   * module): fail the waiting requests now rather than start worker after worker until their
+   * deadlines pass. The next run() tries again.
+   */
+  private startFailed(slot: Slot, error: Error): void {
+    this.retire(slot, error);
+    slot.settleReady(error);
+    const failure = this.internal(error, 'worker pool: a worker failed to start');
+    for (const job of this.queue.splice(0)) this.settle(job, failure);
+  }
+
+  private expire(job: Job): void {
+    job.timer = undefined;
+    this.counters.timeouts++;
+    this.drop(job, new ServerError(TIMEOUT_MESSAGE));
+  }
+
+  private abort(job: Job, reason: unknown): void {
+    job.onAbort = undefined;
+    this.drop(job, reason);
+  }
+
+  /** Ends a request before its answer: out of the queue, or by terminating the worker running it. */
+  private drop(job: Job, error: unknown): void {
+    const slot = job.slot;
+    if (slot === null) {
+      const index = this.queue.indexOf(job);
+      if (index === -1) return;
+      this.queue.splice(index, 1);
+    } else {
+      slot.job = null;
+      this.retire(slot, error);
+    }
+    this.settle(job, error);
+    // The terminated worker's replacement starts only if requests are waiting for it.
+    this.dispatch();
+  }
+
+  private retire(slot: Slot, reason: unknown): void {
+    slot.state = 'gone';
+    const index = this.slots.indexOf(slot);
+    if (index !== -1) this.slots.splice(index, 1);
+    slot.settleReady(reason instanceof Error ? reason : new Error(String(reason)));
+    const exited = slot.worker.terminate().catch(() => {});
+    this.exiting.add(exited);
+    void exited.then(() => this.exiting.delete(exited));
+  }
+
+  private settle(job: Job, error: unknown, value?: unknown): void {
+    if (job.timer !== undefined) clearTimeout(job.timer);
+    job.timer = undefined;
+    if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
+    job.onAbort = undefined;
+    if (error === null) job.resolve(value);
+    else job.reject(error);
+  }
+
+  private toCallerError(error: SerializedError, kind: string): Error {
+    const revived = revive(error);
+    return error.rpc ? revived : this.internal(revived, `'${kind}' failed in a worker`);
+  }
+
+  private internal(cause: unknown, context: string): RpcError {
+    this.log(`${context}: ${describe(cause)}`);
+    const error = new RpcError(INTERNAL_ERROR, 'internal error');
+    error.cause = cause;
+    return error;
+  }
+}
+
+/** Rebuilds an error from the worker: an RpcError as its own class where it has one, so callers may test it. */
+function revive(error: SerializedError): Error {
+  if (error.rpc) {
+    if (error.code === SERVER_ERROR) return new ServerError(error.message, error.data);
+    if (error.code === INVALID_PARAMS && error.data === undefined) return new InvalidParams(error.message);
+    return new RpcError(error.code, error.message, error.data);
+  }
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  if (error.stack !== undefined) revived.stack = error.stack;
+  return revived;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
+  return value;
+}
+
+function nonNegativeInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer`);
+  return value;
+}
+
+function positiveNumber(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
+  return value;
+}

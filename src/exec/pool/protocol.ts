@@ -1,0 +1,40 @@
+// The messages between the pool (main thread) and its workers. Everything here crosses a thread
+// boundary by structured clone, so it is plain data: errors travel as fields and are rebuilt.
+
+/**
+ * One kind of work a worker serves. The payload and the result are structured-cloned: class
+ * instances arrive as plain objects, a Buffer as a Uint8Array. Return a string of JSON or a
+ * Uint8Array for large results: a top-level Uint8Array is transferred, not copied.
+ */
+// `never` lets a module declare each handler with its own payload type and still form a Handlers.
+export type Handler = (payload: never) => unknown;
+
+export type Handlers = Record<string, Handler>;
+
+/** What the pool's `workerModule` exports. `init` runs once per worker, before its first request. */
+export interface WorkerModule {
+  init(workerData: unknown): Promise<Handlers> | Handlers;
+}
+
+/** The worker's own `workerData`: which module to serve and the data to give its `init`. */
+export interface BootData {
+  moduleUrl: string;
+  data: unknown;
+}
+
+export interface RunMessage {
+  type: 'run';
+  id: number;
+  kind: string;
+  payload: unknown;
+}
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'initError'; error: SerializedError }
+  | { type: 'result'; id: number; value: unknown }
+  | { type: 'error'; id: number; error: SerializedError };
+
+export type SerializedError =
+  | { rpc: true; code: number; message: string; data?: unknown }
+  | { rpc: false; name: string; message: string; stack?: string };

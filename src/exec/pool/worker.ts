@@ -1,0 +1,100 @@
+// The worker side of the pool (loaded by bootstrap.mjs once tsx is registered): initialise the
+// served module once, then answer one request at a time. The pool never sends a second request
+// before the first is answered, so there is no queue here.
+
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { RpcError } from '../../rpc/errors.ts';
+import type {
+  BootData,
+  FromWorker,
+  Handlers,
+  RunMessage,
+  SerializedError,
+  WorkerModule,
+} from './protocol.ts';
+
+type AnyHandler = (payload: unknown) => unknown;
+
+function requireParentPort(): MessagePort {
+  if (parentPort === null) throw new Error('src/exec/pool/worker.ts runs only inside a WorkerPool thread');
+  return parentPort;
+}
+
+const port = requireParentPort();
+const boot = workerData as BootData;
+
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
+}
+
+function serializeError(e: unknown): SerializedError {
+  if (e instanceof RpcError) {
+    return e.data === undefined
+      ? { rpc: true, code: e.code, message: e.message }
+      : { rpc: true, code: e.code, message: e.message, data: e.data };
+  }
+  if (e instanceof Error) {
+    return e.stack === undefined
+      ? { rpc: false, name: e.name, message: e.message }
+      : { rpc: false, name: e.name, message: e.message, stack: e.stack };
+  }
+  return { rpc: false, name: 'Error', message: `non-error thrown: ${String(e)}` };
+}
+
+function postError(id: number, e: unknown): void {
+  try {
+    post({ type: 'error', id, error: serializeError(e) });
+  } catch (cloneError) {
+    // An RpcError whose `data` cannot be cloned: the request still gets an answer.
+    post({ type: 'error', id, error: serializeError(cloneError) });
+  }
+}
+
+function postResult(id: number, value: unknown): void {
+  if (!(value instanceof Uint8Array)) {
+    post({ type: 'result', id, value });
+    return;
+  }
+  // Transferring detaches the whole ArrayBuffer: only do it when the array owns all of it. A view
+  // into something larger (a pooled Buffer, a slice of a page) is copied first, which also keeps
+  // structured clone from copying the rest of the backing buffer.
+  const owned =
+    value.buffer instanceof ArrayBuffer &&
+    value.byteOffset === 0 &&
+    value.byteLength === value.buffer.byteLength
+      ? value
+      : new Uint8Array(value);
+  post({ type: 'result', id, value: owned }, [owned.buffer as ArrayBuffer]);
+}
+
+async function serve(handlers: Handlers, message: RunMessage): Promise<void> {
+  try {
+    const handler = Object.hasOwn(handlers, message.kind) ? handlers[message.kind] : undefined;
+    if (handler === undefined) throw new Error(`the worker module has no handler for '${message.kind}'`);
+    const value = await (handler as AnyHandler)(message.payload);
+    try {
+      postResult(message.id, value);
+    } catch (cloneError) {
+      postError(message.id, cloneError);
+    }
+  } catch (e) {
+    postError(message.id, e);
+  }
+}
+
+async function start(): Promise<void> {
+  let handlers: Handlers;
+  try {
+    const module = (await import(boot.moduleUrl)) as Partial<WorkerModule>;
+    if (typeof module.init !== 'function') throw new Error(`${boot.moduleUrl} exports no init(workerData)`);
+    handlers = await module.init(boot.data);
+  } catch (e) {
+    // With no message listener nothing keeps this thread alive: it ends after this reaches the pool.
+    post({ type: 'initError', error: serializeError(e) });
+    return;
+  }
+  port.on('message', (message: RunMessage) => void serve(handlers, message));
+  post({ type: 'ready' });
+}
+
+await start();

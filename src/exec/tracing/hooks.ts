@@ -1,0 +1,237 @@
+import { type EVM, type EVMResult, getActivePrecompiles, type Message } from '@ethereumjs/evm';
+import { type Address, bigIntToBytes, bytesToUnprefixedHex, setLengthLeft } from '@ethereumjs/util';
+
+export type FrameKind = 'call' | 'callcode' | 'delegatecall' | 'staticcall' | 'create' | 'create2';
+
+/** A frame as the tracers see it, independent of ethereumjs. */
+export interface FrameStart {
+  kind: FrameKind;
+  depth: number;
+  /** The account whose code runs the call: for delegatecall/callcode the calling contract. */
+  from: Uint8Array;
+  /** Callee (code address for delegatecall/callcode); for creations the new address, known at the end. */
+  to: Uint8Array | null;
+  value: bigint;
+  /** Gas handed to the frame (after the 63/64 rule, stipend included; top level: limit − intrinsic). */
+  gas: bigint;
+  input: Uint8Array;
+  precompile: boolean;
+}
+
+export interface FrameEnd {
+  gasUsed: bigint;
+  output: Uint8Array;
+  /** The EVM's error for a failed frame, normalised (see ERRORS); null on success. */
+  error: FrameError | null;
+  createdAddress: Uint8Array | null;
+}
+
+export type FrameError =
+  | 'revert'
+  | 'out of gas'
+  | 'invalid jump'
+  | 'invalid opcode'
+  | 'stack underflow'
+  | 'stack overflow'
+  | 'static state change'
+  | 'insufficient balance'
+  | 'call depth'
+  | 'create collision'
+  | 'code size'
+  | 'invalid code'
+  | 'precompile failed'
+  | 'return data out of bounds'
+  | 'nonce overflow'
+  | 'other';
+
+export interface SelfDestruct {
+  address: Uint8Array;
+  beneficiary: Uint8Array;
+  balance: bigint;
+}
+
+/** What a tracer may listen to. Only frames of the traced transaction are reported. */
+export interface ExecutionTracer {
+  frameStart(frame: FrameStart): void;
+  frameEnd(end: FrameEnd): void;
+  selfDestruct?(event: SelfDestruct): void;
+}
+
+const OPCODE_KIND: ReadonlyMap<number, FrameKind> = new Map([
+  [0xf0, 'create'],
+  [0xf1, 'call'],
+  [0xf2, 'callcode'],
+  [0xf4, 'delegatecall'],
+  [0xf5, 'create2'],
+  [0xfa, 'staticcall'],
+]);
+const SELFDESTRUCT = 0xff;
+
+type OpEntry = { opHandler: (runState: RunState, common: unknown) => unknown };
+type RunState = {
+  stack: { peek(n?: number): bigint[] };
+  interpreter: { getAddress(): Address; getExternalBalance(address: Address): Promise<bigint> };
+};
+
+/**
+ * Connects tracers to one EVM. The call kind of each frame comes from the opcode that made it (the
+ * CALL-family and CREATE handlers are wrapped), because ethereumjs messages cannot tell a CALL inside a
+ * static frame from a STATICCALL. A CALL or CREATE that fails before a frame exists (insufficient
+ * balance, depth) makes no message, so the wrapper reports that frame itself.
+ */
+export class TraceHooks {
+  private tracer: ExecutionTracer | null = null;
+  private pendingKind: FrameKind | null = null;
+  /** Context address (storage owner) of each open frame; the parent's is a child's `from`. */
+  private readonly frames: Uint8Array[] = [];
+  private readonly precompiles: ReadonlySet<string>;
+
+  constructor(evm: EVM) {
+    this.precompiles = new Set(getActivePrecompiles(evm.common).keys());
+    this.wrapOpcodes(evm);
+    evm.events.on('beforeMessage', (message: Message) => this.onMessage(message));
+    evm.events.on('afterMessage', (result: EVMResult) => this.onResult(result));
+  }
+
+  /** Traces the next transaction with `tracer` (null: stop tracing). */
+  attach(tracer: ExecutionTracer | null, txSender?: Uint8Array): void {
+    this.tracer = tracer;
+    this.frames.length = 0;
+    this.pendingKind = null;
+    if (txSender) this.frames.push(txSender);
+  }
+
+  private wrapOpcodes(evm: EVM): void {
+    const map = (evm as unknown as { _opcodeMap: Record<number, OpEntry | undefined> })._opcodeMap;
+    for (const [opcode, kind] of OPCODE_KIND) {
+      const entry = map[opcode];
+      if (!entry) continue;
+      const original = entry.opHandler;
+      map[opcode] = {
+        ...entry,
+        opHandler: async (runState: RunState, common: unknown) => {
+          if (!this.tracer) return original(runState, common);
+          const stack = runState.stack.peek(3);
+          this.pendingKind = kind;
+          await original(runState, common);
+          if (this.pendingKind !== null) this.reportUnstartedFrame(kind, runState, stack);
+          this.pendingKind = null;
+        },
+      };
+    }
+    const selfDestruct = map[SELFDESTRUCT];
+    if (selfDestruct) {
+      const original = selfDestruct.opHandler;
+      map[SELFDESTRUCT] = {
+        ...selfDestruct,
+        opHandler: async (runState: RunState, common: unknown) => {
+          if (this.tracer?.selfDestruct) {
+            const [beneficiary] = runState.stack.peek(1);
+            const address = runState.interpreter.getAddress();
+            const balance = await runState.interpreter.getExternalBalance(address);
+            this.tracer.selfDestruct({
+              address: address.bytes,
+              beneficiary: setLengthLeft(bigIntToBytes(beneficiary ?? 0n), 20),
+              balance,
+            });
+          }
+          return original(runState, common);
+        },
+      };
+    }
+  }
+
+  /** A CALL/CREATE that the EVM refused before making a frame (depth limit or unaffordable value). */
+  private reportUnstartedFrame(kind: FrameKind, runState: RunState, stack: bigint[]): void {
+    const tracer = this.tracer;
+    if (!tracer) return;
+    const from = runState.interpreter.getAddress().bytes;
+    const isCreate = kind === 'create' || kind === 'create2';
+    const value = isCreate
+      ? (stack[0] ?? 0n)
+      : kind === 'call' || kind === 'callcode'
+        ? (stack[2] ?? 0n)
+        : 0n;
+    const to = isCreate ? null : setLengthLeft(bigIntToBytes(stack[1] ?? 0n), 20);
+    const depth = this.frames.length;
+    tracer.frameStart({ kind, depth, from, to, value, gas: 0n, input: new Uint8Array(), precompile: false });
+    tracer.frameEnd({
+      gasUsed: 0n,
+      output: new Uint8Array(),
+      error: depth > 1024 ? 'call depth' : 'insufficient balance',
+      createdAddress: null,
+    });
+  }
+
+  private onMessage(message: Message): void {
+    const tracer = this.tracer;
+    if (!tracer) return;
+    const isCreate = message.to === undefined;
+    const kind =
+      message.depth === 0
+        ? isCreate
+          ? 'create'
+          : 'call'
+        : (this.pendingKind ?? (isCreate ? 'create' : 'call'));
+    this.pendingKind = null;
+    const codeAddress = message.codeAddress ?? message.to;
+    const from = this.frames[this.frames.length - 1] ?? message.caller.bytes;
+    this.frames.push(message.to?.bytes ?? new Uint8Array(20));
+    tracer.frameStart({
+      kind,
+      depth: message.depth,
+      from,
+      to: codeAddress ? codeAddress.bytes : null,
+      value: message.value,
+      gas: message.gasLimit,
+      input: message.data,
+      precompile: codeAddress !== undefined && this.precompiles.has(bytesToUnprefixedHex(codeAddress.bytes)),
+    });
+  }
+
+  private onResult(result: EVMResult): void {
+    const tracer = this.tracer;
+    if (!tracer) return;
+    this.frames.pop();
+    const exec = result.execResult;
+    tracer.frameEnd({
+      gasUsed: exec.executionGasUsed,
+      output: exec.returnValue,
+      error: exec.exceptionError ? normaliseError(exec.exceptionError.error) : null,
+      createdAddress: result.createdAddress?.bytes ?? null,
+    });
+  }
+}
+
+// ethereumjs's EVMError texts → one name per failure kind, which each output format maps to its strings.
+const ERRORS: ReadonlyMap<string, FrameError> = new Map([
+  ['revert', 'revert'],
+  ['out of gas', 'out of gas'],
+  ['code store out of gas', 'out of gas'],
+  ['invalid JUMP', 'invalid jump'],
+  ['invalid opcode', 'invalid opcode'],
+  ['stack underflow', 'stack underflow'],
+  ['stack overflow', 'stack overflow'],
+  ['static state change', 'static state change'],
+  ['insufficient balance', 'insufficient balance'],
+  ['create collision', 'create collision'],
+  ['code size to deposit exceeds maximum code size', 'code size'],
+  ['initcode exceeds max initcode size', 'code size'],
+  ['invalid bytecode deployed', 'invalid code'],
+  ['invalid input length', 'precompile failed'],
+  ['invalid EOF format', 'invalid code'],
+  ['return data out of bounds', 'return data out of bounds'],
+  ['value overflow', 'other'],
+  ['nonce overflow', 'nonce overflow'],
+  // Precompile input errors (BN254, BLS12-381, KZG) all mean the built-in failed.
+  ['point not on curve', 'precompile failed'],
+  ['input is empty', 'precompile failed'],
+  ['fp point not in field', 'precompile failed'],
+  ['kzg commitment does not match versioned hash', 'precompile failed'],
+  ['kzg inputs invalid', 'precompile failed'],
+  ['kzg proof invalid', 'precompile failed'],
+]);
+
+export function normaliseError(error: string): FrameError {
+  return ERRORS.get(error) ?? (error.includes('precompile') ? 'precompile failed' : 'other');
+}

@@ -1,0 +1,43 @@
+import type { BlockOverrides, StateOverrides } from '../../../exec/callRequest.ts';
+import { blockOverrides, callObject, stateOverrides, traceTypes } from '../../callObject.ts';
+import { InvalidParams } from '../../errors.ts';
+import { formatCallTrace } from '../../format/callTrace.ts';
+import { blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
+import { method } from '../define.ts';
+
+function calls(value: unknown) {
+  if (!Array.isArray(value)) throw new ParamProblem('expected an array of [call, traceTypes]');
+  return value.map((element, i) => {
+    if (!Array.isArray(element) || element.length < 1 || element.length > 2) {
+      throw new ParamProblem(`call ${i}: expected [call] or [call, traceTypes]`);
+    }
+    try {
+      return { call: callObject(element[0]), types: traceTypes(element[1]) };
+    } catch (e) {
+      if (e instanceof ParamProblem) throw new ParamProblem(`call ${i}: ${e.message}`);
+      throw e;
+    }
+  });
+}
+
+/** The optional third parameter: geth's override objects, applied before the first call. */
+function options(value: unknown): { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ParamProblem('options must be an object');
+  const o = value as Record<string, unknown>;
+  return {
+    ...(o.stateOverrides ? { stateOverrides: stateOverrides(o.stateOverrides) } : {}),
+    ...(o.blockOverrides ? { blockOverrides: blockOverrides(o.blockOverrides) } : {}),
+  };
+}
+
+export const trace_callMany = method(
+  [required(calls), optional(blockSelector), optional(options)],
+  async ([list, block, overrides], { services }) => {
+    const { maxCalls } = services.trace.limits;
+    if (list.length > maxCalls)
+      throw new InvalidParams(`too many calls (${list.length}), at most ${maxCalls}`);
+    const results = await services.trace.callMany(block ?? LATEST, list, overrides ?? {});
+    return results.map(formatCallTrace);
+  },
+);
