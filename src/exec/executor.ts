@@ -15,16 +15,17 @@ import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from './callRequest.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
-import { type ExecutionTracer, TraceHooks } from './tracing/hooks.ts';
+import { allOf, type ExecutionTracer, TraceHooks } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
+import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
 
 /** One call's outcome in the shape trace_callMany serves (domain values; formatted at the edge). */
 export interface CallTrace {
   output: Uint8Array;
   trace: ParityTrace[];
   stateDiff: StateDiff | null;
-  vmTrace: unknown | null;
+  vmTrace: VmTrace | null;
 }
 
 export interface SimulatedCall {
@@ -75,12 +76,18 @@ export class CallSession {
   async trace(call: CallRequest, index: number, types: TraceTypes): Promise<CallTrace> {
     const mark = this.state.mark();
     const parity = types.trace ? new ParityCallTracer() : null;
-    const outcome = await this.simulate(call, index, parity);
+    const vm = types.vmTrace ? new VmTracer(this.vm.evm as EVM) : null;
+    let outcome: SimulatedCall;
+    try {
+      outcome = await this.simulate(call, index, allOf([parity, vm]));
+    } finally {
+      vm?.detach();
+    }
     return {
       output: outcome.output,
       trace: parity?.traces() ?? [],
       stateDiff: types.stateDiff ? buildStateDiff(await this.state.changesSince(mark)) : null,
-      vmTrace: null,
+      vmTrace: vm?.result() ?? null,
     };
   }
 

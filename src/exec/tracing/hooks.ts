@@ -50,6 +50,23 @@ export interface SelfDestruct {
   balance: bigint;
 }
 
+/** Several tracers on one execution, in order. */
+export function allOf(tracers: Array<ExecutionTracer | null>): ExecutionTracer | null {
+  const active = tracers.filter((t): t is ExecutionTracer => t !== null);
+  if (active.length <= 1) return active[0] ?? null;
+  return {
+    frameStart: (f) => {
+      for (const t of active) t.frameStart(f);
+    },
+    frameEnd: (e) => {
+      for (const t of active) t.frameEnd(e);
+    },
+    selfDestruct: (s) => {
+      for (const t of active) t.selfDestruct?.(s);
+    },
+  };
+}
+
 /** What a tracer may listen to. Only frames of the traced transaction are reported. */
 export interface ExecutionTracer {
   frameStart(frame: FrameStart): void;
