@@ -191,7 +191,8 @@ export class TraceHooks {
           : 'call'
         : (this.pendingKind ?? (isCreate ? 'create' : 'call'));
     this.pendingKind = null;
-    const codeAddress = message.codeAddress ?? message.to;
+    // The codeAddress getter throws for creations, which have neither a code address nor a `to`.
+    const codeAddress = isCreate ? undefined : message.codeAddress;
     const from = this.frames[this.frames.length - 1] ?? message.caller.bytes;
     this.frames.push(message.to?.bytes ?? new Uint8Array(20));
     tracer.frameStart({
