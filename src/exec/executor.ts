@@ -6,6 +6,7 @@ import {
   Account,
   Address,
   bigIntToBytes,
+  bigIntToUnpaddedBytes,
   generateAddress,
   KECCAK256_NULL,
   setLengthLeft,
@@ -215,13 +216,14 @@ export class CallSession {
       data.maxFeePerBlobGas = call.maxFeePerBlobGas ?? 0n;
     }
     if (type === 4) {
+      // Canonical RLP integers: no leading zero bytes, zero as the empty string.
       data.authorizationList = (call.authorizationList ?? []).map((a) => [
-        bigIntToBytes(a.chainId),
+        bigIntToUnpaddedBytes(a.chainId),
         a.address,
-        bigIntToBytes(a.nonce),
-        bigIntToBytes(a.yParity),
-        bigIntToBytes(a.r),
-        bigIntToBytes(a.s),
+        bigIntToUnpaddedBytes(a.nonce),
+        bigIntToUnpaddedBytes(a.yParity),
+        bigIntToUnpaddedBytes(a.r),
+        bigIntToUnpaddedBytes(a.s),
       ]);
     }
     let tx: TypedTransaction;

@@ -87,8 +87,23 @@ const SELFDESTRUCT = 0xff;
 type OpEntry = { opHandler: (runState: RunState, common: unknown) => unknown };
 type RunState = {
   stack: { peek(n?: number): bigint[] };
+  memory: { read(offset: number, size: number): Uint8Array };
+  /** Gas the dynamic gas handler computed for the next frame (63/64 rule applied, no stipend yet). */
+  messageGasLimit?: bigint;
   interpreter: { getAddress(): Address; getExternalBalance(address: Address): Promise<bigint> };
 };
+
+// Stack positions (from the top) of the value and calldata arguments of each frame-making opcode.
+const ARGS: Record<FrameKind, { value?: number; to?: number; offset: number; size: number; depth: number }> =
+  {
+    call: { to: 1, value: 2, offset: 3, size: 4, depth: 7 },
+    callcode: { to: 1, value: 2, offset: 3, size: 4, depth: 7 },
+    delegatecall: { to: 1, offset: 2, size: 3, depth: 6 },
+    staticcall: { to: 1, offset: 2, size: 3, depth: 6 },
+    create: { value: 0, offset: 1, size: 2, depth: 3 },
+    create2: { value: 0, offset: 1, size: 2, depth: 4 },
+  };
+const CALL_STIPEND = 2300n;
 
 /**
  * Connects tracers to one EVM. The call kind of each frame comes from the opcode that made it (the
@@ -128,10 +143,12 @@ export class TraceHooks {
         ...entry,
         opHandler: async (runState: RunState, common: unknown) => {
           if (!this.tracer) return original(runState, common);
-          const stack = runState.stack.peek(3);
+          // Read before the handler pops them: needed if the EVM refuses the frame.
+          const stack = runState.stack.peek(ARGS[kind].depth);
+          const gas = runState.messageGasLimit ?? 0n;
           this.pendingKind = kind;
           await original(runState, common);
-          if (this.pendingKind !== null) this.reportUnstartedFrame(kind, runState, stack);
+          if (this.pendingKind !== null) this.reportUnstartedFrame(kind, runState, stack, gas);
           this.pendingKind = null;
         },
       };
@@ -159,19 +176,32 @@ export class TraceHooks {
   }
 
   /** A CALL/CREATE that the EVM refused before making a frame (depth limit or unaffordable value). */
-  private reportUnstartedFrame(kind: FrameKind, runState: RunState, stack: bigint[]): void {
+  private reportUnstartedFrame(
+    kind: FrameKind,
+    runState: RunState,
+    stack: bigint[],
+    messageGas: bigint,
+  ): void {
     const tracer = this.tracer;
     if (!tracer) return;
-    const from = runState.interpreter.getAddress().bytes;
-    const isCreate = kind === 'create' || kind === 'create2';
-    const value = isCreate
-      ? (stack[0] ?? 0n)
-      : kind === 'call' || kind === 'callcode'
-        ? (stack[2] ?? 0n)
-        : 0n;
-    const to = isCreate ? null : setLengthLeft(bigIntToBytes(stack[1] ?? 0n), 20);
+    const args = ARGS[kind];
+    const value = args.value === undefined ? 0n : (stack[args.value] ?? 0n);
+    const to = args.to === undefined ? null : setLengthLeft(bigIntToBytes(stack[args.to] ?? 0n), 20);
+    const size = Number(stack[args.size] ?? 0n);
+    const input =
+      size === 0 ? new Uint8Array() : runState.memory.read(Number(stack[args.offset] ?? 0n), size).slice();
+    const gas = messageGas + (value > 0n && (kind === 'call' || kind === 'callcode') ? CALL_STIPEND : 0n);
     const depth = this.frames.length;
-    tracer.frameStart({ kind, depth, from, to, value, gas: 0n, input: new Uint8Array(), precompile: false });
+    tracer.frameStart({
+      kind,
+      depth,
+      from: runState.interpreter.getAddress().bytes,
+      to,
+      value,
+      gas,
+      input,
+      precompile: false,
+    });
     tracer.frameEnd({
       gasUsed: 0n,
       output: new Uint8Array(),
@@ -202,7 +232,8 @@ export class TraceHooks {
       to: codeAddress ? codeAddress.bytes : null,
       value: message.value,
       gas: message.gasLimit,
-      input: message.data,
+      // The message's data can be a view of the caller's memory, which later writes change.
+      input: message.data.slice(),
       precompile: codeAddress !== undefined && this.precompiles.has(bytesToUnprefixedHex(codeAddress.bytes)),
     });
   }
@@ -214,7 +245,7 @@ export class TraceHooks {
     const exec = result.execResult;
     tracer.frameEnd({
       gasUsed: exec.executionGasUsed,
-      output: exec.returnValue,
+      output: exec.returnValue.slice(),
       error: exec.exceptionError ? normaliseError(exec.exceptionError.error) : null,
       createdAddress: result.createdAddress?.bytes ?? null,
     });
@@ -251,5 +282,7 @@ const ERRORS: ReadonlyMap<string, FrameError> = new Map([
 ]);
 
 export function normaliseError(error: string): FrameError {
-  return ERRORS.get(error) ?? (error.includes('precompile') ? 'precompile failed' : 'other');
+  // Some errors carry a location suffix ("invalid JUMP at pc 12 …").
+  const known = ERRORS.get(error) ?? ERRORS.get(error.split(' at ')[0] ?? error);
+  return known ?? (error.includes('precompile') ? 'precompile failed' : 'other');
 }

@@ -105,8 +105,9 @@ function entry(node: Node, traceAddress: number[]): ParityTrace {
       ? 'Built-in failed'
       : PARITY_ERRORS[end.error]
     : undefined;
-  // Reverted frames keep their result (gas used and revert data); other failures have none.
-  const keepsResult = !end?.error || end.error === 'revert';
+  // Reverted frames keep their result (gas used and revert data); other failures, and any failure
+  // of a built-in, have none.
+  const keepsResult = !end?.error || (end.error === 'revert' && !start.precompile);
   const isCreate = start.kind === 'create' || start.kind === 'create2';
   if (isCreate) {
     return {
