@@ -1,10 +1,13 @@
 import { parseChainSpec } from './chain/genesis.ts';
 import { UserError } from './errors.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_QUEUE, DEFAULT_POOL_SIZE, WorkerPool } from './exec/pool/pool.ts';
+import type { TraceWorkerData } from './exec/worker/traceWorker.ts';
 import { readStoredSpec } from './ingest/importer.ts';
 import { RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import { DEFAULT_METHOD_LIMITS, type MethodLimits, type Services } from './rpc/services.ts';
 import { ChainService } from './services/chain.ts';
+import { type CallLimits, DEFAULT_CALL_LIMITS, ExecutionService } from './services/execution.ts';
 import { FeeService } from './services/fees.ts';
 import { LogService } from './services/logs.ts';
 import { StateService } from './services/state.ts';
@@ -25,6 +28,18 @@ export interface AppConfig {
   maxBatchSize: number;
   methodLimits: MethodLimits;
   traceLimits: TraceLimits;
+  execution: ExecutionLimits;
+  callLimits: CallLimits;
+}
+
+/** The EVM work pool (DESIGN: execution off the event loop). */
+export interface ExecutionLimits {
+  /** Concurrent executions: one per core, since EVM work is CPU-bound. */
+  workers: number;
+  /** Per-request deadline, as geth's and Erigon's 5 s EVM timeout; past it: -32000 execution timeout. */
+  deadlineMs: number;
+  /** Requests that may wait for a worker; more are refused at once with -32005. */
+  maxQueue: number;
 }
 
 export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
@@ -34,10 +49,14 @@ export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
   maxBatchSize: 1000,
   methodLimits: DEFAULT_METHOD_LIMITS,
   traceLimits: DEFAULT_TRACE_LIMITS,
+  execution: { workers: DEFAULT_POOL_SIZE, deadlineMs: DEFAULT_DEADLINE_MS, maxQueue: DEFAULT_MAX_QUEUE },
+  callLimits: DEFAULT_CALL_LIMITS,
 };
 
 export interface App {
   listen(): Promise<Listening>;
+  /** Starts the execution workers now rather than on the first trace (and surfaces their errors). */
+  warm(): Promise<void>;
   close(): Promise<void>;
   services: Services;
 }
@@ -45,22 +64,37 @@ export interface App {
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
 export async function buildApp(
   config: AppConfig,
-  deps: { store: ChainStore; log?: (line: string) => void },
+  deps: { store: ChainStore; datadir: string; log?: (line: string) => void },
 ): Promise<App> {
   const specJson = await readStoredSpec(deps.store);
   if (specJson === null)
     throw new UserError('the datadir holds no chain: import one first (ethtrace import)');
   const chain = new ChainService(deps.store, parseChainSpec(specJson, 'stored genesis'));
+  const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const workerData: TraceWorkerData = {
+    datadir: deps.datadir,
+    gasCap: config.traceLimits.gasCap,
+    callLimits: config.callLimits,
+  };
+  const pool = new WorkerPool({
+    workerModule: new URL('./exec/worker/traceWorker.ts', import.meta.url),
+    workerData,
+    size: config.execution.workers,
+    deadlineMs: config.execution.deadlineMs,
+    maxQueue: config.execution.maxQueue,
+    log,
+  });
+  const fees = new FeeService(chain);
   const services: Services = {
     chain,
     state: new StateService(deps.store),
     logs: new LogService(chain, config.methodLimits),
-    fees: new FeeService(chain),
-    trace: new TraceService(chain, config.traceLimits),
+    fees,
+    trace: new TraceService(chain, pool, config.traceLimits),
+    execution: new ExecutionService(chain, fees, config.callLimits, (job) => pool.run('execution', job)),
     clientVersion: CLIENT_VERSION,
     limits: config.methodLimits,
   };
-  const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const envelope = new RpcEnvelope(
     METHODS,
     { services },
@@ -74,5 +108,13 @@ export async function buildApp(
     limits: { maxBodyBytes: config.maxBodyBytes },
     handle: (body) => envelope.handle(body),
   });
-  return { listen: () => server.listen(), close: () => server.close(), services };
+  return {
+    listen: () => server.listen(),
+    warm: () => pool.warm(),
+    close: async () => {
+      await server.close();
+      await pool.close();
+    },
+    services,
+  };
 }

@@ -85,7 +85,8 @@ async function startCommand(args: string[]): Promise<void> {
   }
   const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
   const store = await openLmdbStore(datadir, { readOnly: true });
-  const app = await buildApp({ ...DEFAULT_CONFIG, host: values.host, port, keys }, { store });
+  const app = await buildApp({ ...DEFAULT_CONFIG, host: values.host, port, keys }, { store, datadir });
+  await app.warm();
   const { httpUrl, wsUrl } = await app.listen();
   const key = values['no-auth'] ? (shownKey ?? 'any-key') : (shownKey ?? '<API_KEY>');
   const head = await store.getHead();

@@ -1,15 +1,17 @@
 import { type Block, type BlockHeader, createBlock } from '@ethereumjs/block';
-import type { Common } from '@ethereumjs/common';
-import type { EVM } from '@ethereumjs/evm';
+import type { Common, StateManagerInterface } from '@ethereumjs/common';
+import type { EVM, InterpreterStep } from '@ethereumjs/evm';
 import { createTx, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
 import {
   Account,
   Address,
   bigIntToBytes,
   bigIntToUnpaddedBytes,
+  equalsBytes,
   generateAddress,
   KECCAK256_NULL,
   setLengthLeft,
+  toChecksumAddress,
 } from '@ethereumjs/util';
 import { createVM, type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
 import { ServerError } from '../rpc/errors.ts';
@@ -37,8 +39,34 @@ export interface SimulatedCall {
   failed: boolean;
 }
 
+/** Why a call failed validation, for callers that treat some failures differently (gas estimation). */
+export type CallFault = 'intrinsic gas' | 'insufficient funds' | 'invalid';
+
 /** A call that fails validation fails the whole request, naming the call (reference Part 1). */
-export class CallValidationError extends ServerError {}
+export class CallValidationError extends ServerError {
+  constructor(
+    readonly index: number,
+    /** The failure without the call's index, as geth words it where geth has the same check. */
+    readonly reason: string,
+    readonly fault: CallFault = 'invalid',
+  ) {
+    super(`call ${index}: ${reason}`);
+  }
+}
+
+/** How `simulate` runs one call; the defaults are trace_call's (Reth's) semantics. */
+export interface SimulateOptions {
+  /**
+   * geth's eth_call semantics for fees: the sender must afford gas × fee cap + value (+ blob gas ×
+   * blob fee cap) or the call fails validation; gas × price is debited up front (so BALANCE sees it),
+   * unused gas is refunded and the coinbase earns the tip.
+   */
+  chargeFees?: boolean;
+  /** Roll the call back afterwards, so the session can run variants of it (estimates, access lists). */
+  isolated?: boolean;
+  /** Sees each opcode before it runs; while set, the EVM builds a step object per opcode. */
+  onStep?: (step: InterpreterStep) => void;
+}
 
 // The EIP-7825 cap (2^24 gas per transaction) does not bind simulated calls: Reth lifts it for
 // calls as well, and the configured gas cap is the limit there.
@@ -52,9 +80,8 @@ const UNCAPPED_TX_GAS = Number.MAX_SAFE_INTEGER;
  */
 export class CallSession {
   private constructor(
-    private readonly vm: VM,
+    private readonly machine: Machine,
     private readonly state: OverlayStateManager,
-    private readonly hooks: TraceHooks,
     private readonly block: Block,
     private readonly gasCap: bigint,
   ) {}
@@ -66,11 +93,26 @@ export class CallSession {
   ): Promise<CallSession> {
     const common = simulationCommon(chain.commonAt(header.number, header.timestamp));
     const state = new OverlayStateManager(stateAtBlock(chain.store, header.number));
-    const vm = await createVM({ common, stateManager: state, blockchain: blockHashes(chain) });
-    const block = blockEnvironment(header, common, opts.blockOverrides);
-    const session = new CallSession(vm, state, new TraceHooks(vm.evm as EVM), block, opts.gasCap);
+    const machine = await acquireMachine(common, chain, state);
+    const block = opts.blockOverrides
+      ? blockEnvironment(header, common, opts.blockOverrides)
+      : cachedEnvironment(header, common);
+    const session = new CallSession(machine, state, block, opts.gasCap);
     if (opts.stateOverrides) await session.applyStateOverrides(opts.stateOverrides);
     return session;
+  }
+
+  /** Hands the EVM back for the next request. */
+  close(): void {
+    releaseMachine(this.machine);
+  }
+
+  private get vm(): VM {
+    return this.machine.vm;
+  }
+
+  private get hooks(): TraceHooks {
+    return this.machine.hooks;
   }
 
   /** Simulates one call and traces what `types` asks for. */
@@ -92,27 +134,73 @@ export class CallSession {
     };
   }
 
-  async simulate(call: CallRequest, index: number, tracer: ExecutionTracer | null): Promise<SimulatedCall> {
+  async simulate(
+    call: CallRequest,
+    index: number,
+    tracer: ExecutionTracer | null,
+    options: SimulateOptions = {},
+  ): Promise<SimulatedCall> {
+    if (!options.isolated) return this.run(call, index, tracer, options);
+    await this.state.checkpoint();
+    try {
+      return await this.run(call, index, tracer, options);
+    } finally {
+      await this.state.revert();
+    }
+  }
+
+  /** The account as the session's state holds it now (overrides and earlier calls included). */
+  async account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }> {
+    const at = new Address(address);
+    const account = await this.state.getAccount(at);
+    return {
+      balance: account?.balance ?? 0n,
+      nonce: account?.nonce ?? 0n,
+      code: account ? await this.state.getCode(at) : new Uint8Array(),
+    };
+  }
+
+  private async run(
+    call: CallRequest,
+    index: number,
+    tracer: ExecutionTracer | null,
+    options: SimulateOptions,
+  ): Promise<SimulatedCall> {
     const caller = new Address(call.from ?? new Uint8Array(20));
     const baseFee = this.block.header.baseFeePerGas;
     const price = effectivePrice(call, baseFee, index);
-    // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do.
-    const block = price === 0n && baseFee ? this.zeroBaseFeeBlock() : this.block;
+    // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do; likewise
+    // a blob call with no blob fee cap sees a zero blob base fee (geth).
+    const block = this.environment(
+      price === 0n && baseFee !== undefined && baseFee !== 0n,
+      call.blobVersionedHashes !== undefined && !call.maxFeePerBlobGas,
+    );
     const gasLimit = call.gas === undefined || call.gas > this.gasCap ? this.gasCap : call.gas;
     const sender = (await this.state.getAccount(caller)) ?? new Account();
     const tx = this.transaction(call, caller, sender.nonce, gasLimit, price, index);
-    const intrinsic = tx.getIntrinsicGas() > floorGas(tx) ? tx.getIntrinsicGas() : floorGas(tx);
-    if (gasLimit < intrinsic) {
-      throw new CallValidationError(
-        `call ${index}: intrinsic gas too low: have ${gasLimit}, want ${intrinsic}`,
-      );
-    }
     const value = call.value ?? 0n;
-    if (sender.balance < value) return this.unaffordable(call, caller, sender, gasLimit - intrinsic, tracer);
-
     const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
     const blobFeeCap = 'maxFeePerBlobGas' in tx ? tx.maxFeePerBlobGas * blobGas(tx, this.vm.common) : 0n;
-    const credit = gasLimit * feeCap + blobFeeCap;
+    // geth checks the funds (buyGas) before the intrinsic gas; so do we, to fail with the same error.
+    if (options.chargeFees && sender.balance < gasLimit * feeCap + value + blobFeeCap) {
+      throw new CallValidationError(
+        index,
+        `insufficient funds for gas * price + value: address ${toChecksumAddress(caller.toString())} ` +
+          `have ${sender.balance} want ${gasLimit * feeCap + value + blobFeeCap}`,
+        'insufficient funds',
+      );
+    }
+    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    if (gasLimit < intrinsic) {
+      throw new CallValidationError(
+        index,
+        `intrinsic gas too low: have ${gasLimit}, want ${intrinsic}`,
+        'intrinsic gas',
+      );
+    }
+    if (sender.balance < value) return this.unaffordable(call, caller, sender, gasLimit - intrinsic, tracer);
+
+    const credit = options.chargeFees ? 0n : gasLimit * feeCap + blobFeeCap;
     const coinbase = block.header.coinbase;
     const coinbaseBefore = await this.state.getAccount(coinbase);
     // runTx charges fees and pays the coinbase; the simulation does neither. Crediting the sender
@@ -120,32 +208,78 @@ export class CallSession {
     // state the EVM produced, with 7702, warm sets, refunds and cleanup still done by ethereumjs.
     await this.adjustBalance(caller, credit);
     this.hooks.attach(tracer, caller.bytes);
+    const events = this.vm.evm.events;
+    if (options.onStep) events?.on('step', options.onStep);
     let result: RunTxResult;
     try {
-      result = await runTx(this.vm, {
-        tx,
-        block,
-        skipNonce: true,
-        skipBlockGasLimitValidation: true,
-        skipHardForkValidation: true,
-      });
+      result = await this.withoutSenderCodeCheck(caller, () =>
+        runTx(this.vm, {
+          tx,
+          block,
+          skipNonce: true,
+          skipBlockGasLimitValidation: true,
+          skipHardForkValidation: true,
+        }),
+      );
     } catch (e) {
-      throw new CallValidationError(`call ${index}: ${firstLine((e as Error).message)}`);
+      throw new CallValidationError(index, firstLine((e as Error).message));
     } finally {
       this.hooks.attach(null);
+      if (options.onStep) events?.off('step', options.onStep);
     }
+    const outcome = {
+      result,
+      output: result.execResult.returnValue,
+      // EIP-7623's floor bounds the total, not the intrinsic part (geth's peak gas).
+      gasUsed: bigMax(tx.getIntrinsicGas() + result.execResult.executionGasUsed, floorGas(tx)),
+      failed: result.execResult.exceptionError !== undefined,
+    };
+    // Charged fees stay as runTx settled them; otherwise undo its charge and the coinbase's reward.
+    if (options.chargeFees) return outcome;
     const blobCost =
       (result.blobGasUsed ?? 0n) *
       (block.header.excessBlobGas !== undefined ? block.header.getBlobGasPrice() : 0n);
     await this.adjustBalance(caller, result.amountSpent + blobCost - credit);
     if (result.minerValue !== 0n) await this.adjustBalance(coinbase, -result.minerValue);
     if (!coinbaseBefore) await this.dropIfEmpty(coinbase);
-    return {
-      result,
-      output: result.execResult.returnValue,
-      gasUsed: intrinsic + result.execResult.executionGasUsed,
-      failed: result.execResult.exceptionError !== undefined,
+    return outcome;
+  }
+
+  /**
+   * Runs `runTx` with the sender's code hidden from its EIP-3607 check ("sender is not an EOA"), which
+   * geth and Reth skip for calls: simulating a call from a contract (a multisig, say) is routine. The
+   * code is hidden only until runTx first writes the sender (the fee debit, before any execution), and
+   * that write keeps the real code hash.
+   */
+  private async withoutSenderCodeCheck<T>(caller: Address, run: () => Promise<T>): Promise<T> {
+    const sender = await this.state.getAccount(caller);
+    if (!sender || equalsBytes(sender.codeHash, KECCAK256_NULL)) return run();
+    const code = await this.state.getCode(caller);
+    if (equalsBytes(code.subarray(0, 3), DELEGATION_PREFIX)) return run();
+    const state = this.state;
+    const { getAccount, putAccount } = OverlayStateManager.prototype;
+    const codeHash = sender.codeHash;
+    let hidden = true;
+    const masked = state as unknown as Pick<OverlayStateManager, 'getAccount' | 'putAccount'>;
+    masked.getAccount = async (address) => {
+      const account = await getAccount.call(state, address);
+      if (hidden && account && address.equals(caller)) account.codeHash = KECCAK256_NULL;
+      return account;
     };
+    masked.putAccount = async (address, account) => {
+      if (hidden && account && address.equals(caller)) {
+        hidden = false;
+        // runTx writes this same object again (nonce); fixing it in place keeps both writes right.
+        if (equalsBytes(account.codeHash, KECCAK256_NULL)) account.codeHash = codeHash;
+      }
+      return putAccount.call(state, address, account);
+    };
+    try {
+      return await run();
+    } finally {
+      masked.getAccount = getAccount;
+      masked.putAccount = putAccount;
+    }
   }
 
   /** A value the sender cannot afford fails the top frame; only the nonce moves (Reth). */
@@ -231,10 +365,10 @@ export class CallSession {
       tx = createTx(data as Parameters<typeof createTx>[0], {
         common,
         freeze: false,
-        params: SIMULATION_TX_PARAMS,
+        params: NO_EXTRA_PARAMS,
       });
     } catch (e) {
-      throw new CallValidationError(`call ${index}: ${firstLine((e as Error).message)}`);
+      throw new CallValidationError(index, firstLine((e as Error).message));
     }
     // The call is unsigned: its sender is whoever the request says.
     Object.defineProperty(tx, 'getSenderAddress', { value: () => caller });
@@ -260,13 +394,24 @@ export class CallSession {
     }
   }
 
-  private zeroBaseFee: Block | undefined;
-  private zeroBaseFeeBlock(): Block {
-    this.zeroBaseFee ??= createBlock(
-      { header: { ...this.block.header.toJSON(), baseFeePerGas: 0n } },
-      { common: this.vm.common, skipConsensusFormatValidation: true },
-    );
-    return this.zeroBaseFee;
+  private readonly environments = new Map<string, Block>();
+  /** The session's block, or a copy of it with a zero base fee and/or a zero blob base fee. */
+  private environment(zeroBaseFee: boolean, zeroBlobBaseFee: boolean): Block {
+    if (!zeroBaseFee && !zeroBlobBaseFee) return this.block;
+    const key = `${zeroBaseFee}/${zeroBlobBaseFee}`;
+    let block = this.environments.get(key);
+    if (!block) {
+      const header = this.block.header;
+      block = createBlock(
+        { header: { ...header.toJSON(), ...(zeroBaseFee ? { baseFeePerGas: 0n } : {}) } },
+        // Unfrozen: a blob base fee override replaces the header's getBlobGasPrice.
+        { common: this.vm.common, skipConsensusFormatValidation: true, freeze: false },
+      );
+      if (header.excessBlobGas !== undefined)
+        setBlobBaseFee(block, zeroBlobBaseFee ? 0n : header.getBlobGasPrice());
+      this.environments.set(key, block);
+    }
+    return block;
   }
 
   private async applyStateOverrides(overrides: StateOverrides): Promise<void> {
@@ -285,17 +430,28 @@ export class CallSession {
   }
 }
 
-// Transactions re-apply their package's parameters to the Common they copy, so the lifted cap must be
-// part of the parameters they are given.
+// Transactions copy their Common and re-apply their package's parameters to it. The simulation
+// Common already holds those parameters (with the cap lifted), so transactions get an empty set:
+// re-merging the full set costs more than the rest of a small call.
 const SIMULATION_TX_PARAMS = {
   ...paramsTx,
   7825: { ...paramsTx[7825], maxTransactionGasLimit: UNCAPPED_TX_GAS },
 };
+const NO_EXTRA_PARAMS = {};
 
-/** The fork's rules with the per-transaction gas cap lifted (see UNCAPPED_TX_GAS). */
+const simulationCommons = new WeakMap<Common, Common>();
+
+/** The fork's rules with the per-transaction gas cap lifted (see UNCAPPED_TX_GAS), made once per fork. */
 function simulationCommon(forkCommon: Common): Common {
-  const common = forkCommon.copy();
-  common.updateParams(SIMULATION_TX_PARAMS);
+  let common = simulationCommons.get(forkCommon);
+  if (!common) {
+    common = forkCommon.copy();
+    // Common.copy() shares the parameter table: give the copy its own before changing it.
+    const internals = common as unknown as { _params: Record<string, unknown> };
+    internals._params = structuredClone(internals._params);
+    common.updateParams(SIMULATION_TX_PARAMS);
+    simulationCommons.set(forkCommon, common);
+  }
   return common;
 }
 
@@ -309,8 +465,24 @@ function blockEnvironment(header: BlockHeader, common: Common, overrides: BlockO
     if (overrides.prevRandao !== undefined) data.mixHash = overrides.prevRandao;
     if (overrides.baseFeePerGas !== undefined) data.baseFeePerGas = overrides.baseFeePerGas;
   }
-  return createBlock({ header: data }, { common, skipConsensusFormatValidation: true });
+  // Unfrozen: a blob base fee override replaces the header's getBlobGasPrice.
+  const block = createBlock({ header: data }, { common, skipConsensusFormatValidation: true, freeze: false });
+  if (overrides?.blobBaseFee !== undefined && block.header.excessBlobGas !== undefined)
+    setBlobBaseFee(block, overrides.blobBaseFee);
+  return block;
 }
+
+/**
+ * The blob base fee is derived from the header's excess blob gas and has a floor of 1 wei, so an
+ * override (or geth's zero for calls without a blob fee cap) replaces the one method that both
+ * runTx and BLOBBASEFEE read it through.
+ */
+function setBlobBaseFee(block: Block, fee: bigint): void {
+  Object.defineProperty(block.header, 'getBlobGasPrice', { value: () => fee });
+}
+
+/** EIP-7702's delegation designator: code `0xef0100 ‖ address`. */
+const DELEGATION_PREFIX = Uint8Array.from([0xef, 0x01, 0x00]);
 
 /** BLOCKHASH before EIP-2935 asks the blockchain; it only ever needs canonical hashes. */
 function blockHashes(chain: ChainService) {
@@ -326,6 +498,89 @@ function blockHashes(chain: ChainService) {
 }
 
 /**
+ * An EVM with its trace hooks, kept per fork and reused: making a VM costs more than a small call.
+ * Its state manager forwards to the overlay of the request that holds it; a machine serves one
+ * request at a time, and a request that finds it busy gets a fresh one.
+ */
+interface Machine {
+  vm: VM;
+  hooks: TraceHooks;
+  state: ForwardingState;
+  busy: boolean;
+}
+
+const idleMachines = new WeakMap<Common, Machine>();
+
+async function acquireMachine(
+  common: Common,
+  chain: ChainService,
+  overlay: OverlayStateManager,
+): Promise<Machine> {
+  let machine = idleMachines.get(common);
+  if (!machine || machine.busy) {
+    const state = new ForwardingState(overlay);
+    const vm = await createVM({
+      common,
+      stateManager: state as unknown as StateManagerInterface,
+      blockchain: blockHashes(chain),
+    });
+    machine = { vm, hooks: new TraceHooks(vm.evm as EVM), state, busy: false };
+    if (!idleMachines.has(common)) idleMachines.set(common, machine);
+  }
+  machine.state.target = overlay;
+  machine.busy = true;
+  return machine;
+}
+
+function releaseMachine(machine: Machine): void {
+  machine.busy = false;
+}
+
+/** The state manager a reused VM holds: every call goes to the current request's overlay. */
+class ForwardingState {
+  constructor(public target: OverlayStateManager) {}
+  get originalStorageCache() {
+    return this.target.originalStorageCache;
+  }
+  getAccount = (a: Address) => this.target.getAccount(a);
+  putAccount = (a: Address, account?: Account) => this.target.putAccount(a, account);
+  deleteAccount = (a: Address) => this.target.deleteAccount(a);
+  modifyAccountFields = (a: Address, f: Parameters<OverlayStateManager['modifyAccountFields']>[1]) =>
+    this.target.modifyAccountFields(a, f);
+  putCode = (a: Address, code: Uint8Array) => this.target.putCode(a, code);
+  getCode = (a: Address) => this.target.getCode(a);
+  getCodeSize = (a: Address) => this.target.getCodeSize(a);
+  getStorage = (a: Address, k: Uint8Array) => this.target.getStorage(a, k);
+  putStorage = (a: Address, k: Uint8Array, v: Uint8Array) => this.target.putStorage(a, k, v);
+  clearStorage = (a: Address) => this.target.clearStorage(a);
+  checkpoint = () => this.target.checkpoint();
+  commit = () => this.target.commit();
+  revert = () => this.target.revert();
+  flush = () => this.target.flush();
+  getStateRoot = () => this.target.getStateRoot();
+  setStateRoot = () => this.target.setStateRoot();
+  hasStateRoot = () => this.target.hasStateRoot();
+  clearCaches = () => this.target.clearCaches();
+  shallowCopy = () => this.target.shallowCopy();
+}
+
+// Environment blocks of recent blocks: rebuilding a Block from its header on each request is costly.
+const ENVIRONMENT_CACHE_SIZE = 64;
+const environments = new Map<string, Block>();
+
+function cachedEnvironment(header: BlockHeader, common: Common): Block {
+  const key = Buffer.from(header.hash()).toString('hex');
+  let block = environments.get(key);
+  if (!block || block.common !== common) {
+    block = blockEnvironment(header, common, undefined);
+    environments.set(key, block);
+    if (environments.size > ENVIRONMENT_CACHE_SIZE)
+      environments.delete(environments.keys().next().value as string);
+  }
+  return block;
+}
+
+/**
  * The price per gas the call pays. Legacy `gasPrice`, or the EIP-1559 pair: min(maxFee, base + tip).
  * A non-zero cap below the base fee is an error; no price at all means 0.
  */
@@ -334,7 +589,8 @@ function effectivePrice(call: CallRequest, baseFee: bigint | undefined, index: n
   if (call.gasPrice !== undefined) {
     if (call.gasPrice !== 0n && call.gasPrice < base) {
       throw new CallValidationError(
-        `call ${index}: gas price less than block base fee: gasPrice ${call.gasPrice}, baseFee ${base}`,
+        index,
+        `gas price less than block base fee: gasPrice ${call.gasPrice}, baseFee ${base}`,
       );
     }
     return call.gasPrice;
@@ -344,12 +600,14 @@ function effectivePrice(call: CallRequest, baseFee: bigint | undefined, index: n
   const cap = call.maxFeePerGas ?? base + tip;
   if (cap !== 0n && cap < base) {
     throw new CallValidationError(
-      `call ${index}: max fee per gas less than block base fee: maxFeePerGas ${cap}, baseFee ${base}`,
+      index,
+      `max fee per gas less than block base fee: maxFeePerGas ${cap}, baseFee ${base}`,
     );
   }
   if (tip > cap) {
     throw new CallValidationError(
-      `call ${index}: max priority fee per gas higher than max fee per gas: ${tip} > ${cap}`,
+      index,
+      `max priority fee per gas higher than max fee per gas: ${tip} > ${cap}`,
     );
   }
   return cap === 0n ? 0n : base + tip < cap ? base + tip : cap;
@@ -371,6 +629,10 @@ function floorGas(tx: TypedTransaction): bigint {
   let tokens = 0n;
   for (const byte of tx.data) tokens += byte === 0 ? 1n : 4n;
   return common.param('txGas') + tokens * common.param('totalCostFloorPerToken');
+}
+
+function bigMax(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
 }
 
 function blobGas(tx: TypedTransaction, common: Common): bigint {

@@ -1,4 +1,5 @@
 import type { ChainService } from '../services/chain.ts';
+import type { ExecutionService } from '../services/execution.ts';
 import type { FeeService } from '../services/fees.ts';
 import type { LogService } from '../services/logs.ts';
 import type { StateService } from '../services/state.ts';
@@ -11,6 +12,7 @@ export interface Services {
   logs: LogService;
   fees: FeeService;
   trace: TraceService;
+  execution: ExecutionService;
   clientVersion: string;
   limits: MethodLimits;
 }

@@ -1,6 +1,8 @@
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../exec/callRequest.ts';
-import { CallSession, type CallTrace } from '../exec/executor.ts';
+import type { WorkerPool } from '../exec/pool/pool.ts';
+import type { CallManyJob } from '../exec/worker/traceWorker.ts';
 import type { BlockSelector } from '../rpc/params.ts';
+import { RawJson } from '../rpc/rawJson.ts';
 import type { ChainService } from './chain.ts';
 import { stateBlock } from './state.ts';
 
@@ -18,25 +20,31 @@ export interface TracedCall {
   types: TraceTypes;
 }
 
-/** Ad-hoc tracing: calls simulated in order on top of one block. */
+/**
+ * Ad-hoc tracing: calls simulated in order on top of one block. The block is resolved here, on the
+ * main thread (a cheap lookup that gives not-found errors at once); the EVM work runs in the
+ * execution pool, whose deadline and queue bound apply.
+ */
 export class TraceService {
   constructor(
     private readonly chain: ChainService,
+    private readonly pool: WorkerPool,
     readonly limits: TraceLimits,
   ) {}
 
   async callMany(
     block: BlockSelector,
     calls: TracedCall[],
-    overrides: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides } = {},
-  ): Promise<CallTrace[]> {
+    opts: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides; single?: boolean } = {},
+  ): Promise<RawJson> {
     const ref = await stateBlock(this.chain, block);
-    const header = await this.chain.header(ref.hash);
-    if (!header) throw new Error(`block ${ref.number} is indexed but its header is missing`);
-    const session = await CallSession.open(this.chain, header, { gasCap: this.limits.gasCap, ...overrides });
-    const results: CallTrace[] = [];
-    for (const [index, { call, types }] of calls.entries())
-      results.push(await session.trace(call, index, types));
-    return results;
+    const job: CallManyJob = {
+      blockHash: ref.hash,
+      calls,
+      single: opts.single ?? false,
+      ...(opts.stateOverrides ? { stateOverrides: opts.stateOverrides } : {}),
+      ...(opts.blockOverrides ? { blockOverrides: opts.blockOverrides } : {}),
+    };
+    return new RawJson(await this.pool.run<string>('callMany', job));
   }
 }

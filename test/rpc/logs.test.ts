@@ -586,7 +586,10 @@ describe('eth_getLogs over 10,000 blocks that cannot match', () => {
   before(async () => {
     base = await openLmdbStore(chain.datadir, { readOnly: true });
     tail = await withSyntheticTail(base, COUNT);
-    app = await buildApp({ ...DEFAULT_CONFIG, port: 0, keys: null }, { store: tail.store, log: () => {} });
+    app = await buildApp(
+      { ...DEFAULT_CONFIG, port: 0, keys: null },
+      { store: tail.store, datadir: chain.datadir, log: () => {} },
+    );
     url = (await app.listen()).httpUrl;
   });
   after(async () => {

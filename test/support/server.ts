@@ -46,7 +46,10 @@ export async function startServer(
 ): Promise<RunningServer> {
   const store = await openLmdbStore(datadir, { readOnly: true });
   const keys = opts.keys === null ? null : KeyRing.from(opts.keys ?? [TEST_KEY], null);
-  const app = await buildApp({ ...DEFAULT_CONFIG, ...opts.config, port: 0, keys }, { store, log: () => {} });
+  const app = await buildApp(
+    { ...DEFAULT_CONFIG, ...opts.config, port: 0, keys },
+    { store, datadir, ...(process.env.ETHTRACE_TEST_LOG ? {} : { log: () => {} }) },
+  );
   const { httpUrl, wsUrl } = await app.listen();
   const url = `${httpUrl}/v3/${TEST_KEY}`;
   let id = 0;

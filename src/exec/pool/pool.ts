@@ -3,11 +3,12 @@
 // queue; every request has a deadline, past which the worker running it is terminated (a JS loop
 // cannot be interrupted any other way) and replaced.
 //
-// Workers start lazily, when a request finds no idle worker, and `warm()` starts them all ahead of
-// time. Lazily because building the app must stay cheap and free of threads (tests build many apps,
-// `import` never traces) and a worker crash-looping with no traffic then costs nothing; a start costs
-// tens to hundreds of ms (see `stats().lastStartMs`), small beside the deadline. The server calls
-// `warm()` at boot to pay that up front and to surface a worker that cannot start (no store, …).
+// Workers start lazily, when a request finds no idle worker, because building the app must stay
+// cheap and free of threads (tests build many apps, `import` never traces). But a start is not free:
+// about 0.15 s for tsx alone and 0.7–0.9 s for a worker that loads ethereumjs and opens the store
+// (measured here; see `stats().lastStartMs`), so a server calls `warm()` at boot: that pays it up
+// front, surfaces a worker that cannot start (no store, …) before the first request, and from then
+// on a worker terminated or crashed is replaced at once rather than by the next request to need it.
 //
 // The deadline runs from `run()`, so time in the queue counts: the client waits for the whole, and
 // under overload queued requests expire instead of piling up behind slow ones.
@@ -47,12 +48,22 @@ export const DEFAULT_MAX_QUEUE = 256;
  */
 export const DEFAULT_POOL_SIZE = os.availableParallelism();
 
+/**
+ * How long a worker may take to start before it counts as failed. Starts measure 0.7–1.6 s here for
+ * a worker that loads ethereumjs and opens the store; a first run transforms every source file with
+ * esbuild and a cold page cache slows LMDB, so the margin is wide. It exists so that an init that
+ * hangs cannot hold a slot, and the requests waiting on it, for ever.
+ */
+export const DEFAULT_START_TIMEOUT_MS = 30_000;
+
 /** -32000, as geth's "execution aborted (timeout = 5s)" is; the wording is this service's own. */
 export const TIMEOUT_MESSAGE = 'execution timeout';
 
 /**
- * -32005 in Infura's words for its own rate limits ("daily request count exceeded, request rate
- * limited"): clients and retry middlewares treat -32005 (viem's LimitExceededRpcError) as "back off".
+ * -32005 (Infura's "limit exceeded"), worded after Infura's own rate-limit answers ("daily request
+ * count exceeded, request rate limited"): viem retries -32005 with backoff (`shouldRetry` in
+ * utils/buildRequest.ts), which is what a client should do here. A timeout stays -32000, which it
+ * does not retry: the same trace would only time out again.
  */
 export const BUSY_MESSAGE = 'too many concurrent executions, request rate limited';
 
@@ -69,6 +80,8 @@ export interface WorkerPoolOptions {
   maxQueue?: number;
   /** Default deadline of a request, queue wait included. */
   deadlineMs?: number;
+  /** How long a worker may take from `new Worker` to ready before it counts as failed. */
+  startTimeoutMs?: number;
   /** Heap caps per worker: a runaway request then kills its worker (answered -32603), not the process. */
   resourceLimits?: ResourceLimits;
   /** Where internal errors (handler bugs, crashes, workers that fail to start) are reported. */
@@ -112,6 +125,7 @@ interface Slot {
   readonly spawnedAt: number;
   readonly ready: Promise<void>;
   readonly settleReady: (error?: Error) => void;
+  startTimer: NodeJS.Timeout | undefined;
   state: 'starting' | 'idle' | 'busy' | 'gone';
   job: Job | null;
 }
@@ -127,6 +141,7 @@ export class WorkerPool {
   readonly size: number;
   readonly maxQueue: number;
   readonly deadlineMs: number;
+  readonly startTimeoutMs: number;
   private readonly boot: BootData;
   private readonly resourceLimits: ResourceLimits | undefined;
   private readonly log: (line: string) => void;
@@ -136,12 +151,18 @@ export class WorkerPool {
   private nextId = 1;
   private closed = false;
   private closing: Promise<void> | null = null;
+  /** Workers to keep running even with nothing queued: 0 until warm(), then `size`. */
+  private keepWarm = 0;
   private counters = { starts: 0, lastStartMs: null as number | null, timeouts: 0, crashes: 0 };
 
   constructor(options: WorkerPoolOptions) {
     this.size = positiveInteger('size', options.size ?? DEFAULT_POOL_SIZE);
     this.maxQueue = nonNegativeInteger('maxQueue', options.maxQueue ?? DEFAULT_MAX_QUEUE);
     this.deadlineMs = positiveNumber('deadlineMs', options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    this.startTimeoutMs = positiveNumber(
+      'startTimeoutMs',
+      options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+    );
     this.boot = { moduleUrl: options.workerModule.href, data: options.workerData };
     this.resourceLimits = options.resourceLimits;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -188,6 +209,7 @@ export class WorkerPool {
   /** Starts every worker now; rejects with the first start failure (e.g. the store cannot be opened). */
   async warm(): Promise<void> {
     if (this.closed) throw new PoolClosedError();
+    this.keepWarm = this.size;
     while (this.slots.length < this.size) this.spawn();
     await Promise.all(this.slots.map((slot) => slot.ready));
   }
@@ -230,7 +252,8 @@ export class WorkerPool {
     }
     let starting = 0;
     for (const slot of this.slots) if (slot.state === 'starting') starting++;
-    const wanted = Math.min(this.queue.length - starting, this.size - this.slots.length);
+    const forQueue = Math.min(this.queue.length - starting, this.size - this.slots.length);
+    const wanted = Math.max(forQueue, this.keepWarm - this.slots.length);
     for (let i = 0; i < wanted; i++) this.spawn();
   }
 
@@ -272,9 +295,15 @@ export class WorkerPool {
       spawnedAt: performance.now(),
       ready,
       settleReady,
+      startTimer: undefined,
       state: 'starting',
       job: null,
     };
+    slot.startTimer = setTimeout(() => {
+      if (slot.state === 'starting') {
+        this.startFailed(slot, new Error(`the worker did not start within ${this.startTimeoutMs} ms`));
+      }
+    }, this.startTimeoutMs);
     this.slots.push(slot);
     worker.on('message', (message: FromWorker) => this.onMessage(slot, message));
     worker.on('error', (error) => this.onDeath(slot, error));
@@ -287,6 +316,7 @@ export class WorkerPool {
     if (slot.state === 'gone') return;
     switch (message.type) {
       case 'ready': {
+        clearTimeout(slot.startTimer);
         const startMs = performance.now() - slot.spawnedAt;
         this.counters.starts++;
         this.counters.lastStartMs = Math.round(startMs * 10) / 10;
@@ -324,17 +354,18 @@ export class WorkerPool {
       this.counters.crashes++;
       this.settle(job, this.internal(error, `worker crashed running '${job.kind}'`));
     } else {
-      this.log(`worker pool: an idle worker died and will be replaced when needed: ${describe(error)}`);
+      this.log(`worker pool: an idle worker died: ${describe(error)}`);
     }
     this.dispatch();
   }
 
   /**
    * A worker that cannot start almost always means one that never will (a missing store, a broken
-   * module): fail the waiting requests now rather than start worker after worker until their
-   * deadlines pass. The next run() tries again.
+   * module): fail the waiting requests now, and stop keeping the pool warm, rather than start worker
+   * after worker in a loop. The next run() or warm() tries again.
    */
   private startFailed(slot: Slot, error: Error): void {
+    this.keepWarm = 0;
     this.retire(slot, error);
     slot.settleReady(error);
     const failure = this.internal(error, 'worker pool: a worker failed to start');
@@ -364,12 +395,12 @@ export class WorkerPool {
       this.retire(slot, error);
     }
     this.settle(job, error);
-    // The terminated worker's replacement starts only if requests are waiting for it.
     this.dispatch();
   }
 
   private retire(slot: Slot, reason: unknown): void {
     slot.state = 'gone';
+    clearTimeout(slot.startTimer);
     const index = this.slots.indexOf(slot);
     if (index !== -1) this.slots.splice(index, 1);
     slot.settleReady(reason instanceof Error ? reason : new Error(String(reason)));

@@ -78,7 +78,7 @@ export class ParityCallTracer implements ExecutionTracer {
     const out: ParityTrace[] = [];
     const walk = (node: Node, address: number[]) => {
       out.push(entry(node, address));
-      node.children.forEach((child, i) => walk(child, [...address, i]));
+      for (const [i, child] of node.children.entries()) walk(child, [...address, i]);
     };
     for (const root of this.roots) walk(root, []);
     return out;

@@ -5,6 +5,7 @@ import { eth_blockNumber } from './eth/blockNumber.ts';
 import { eth_chainId } from './eth/chainId.ts';
 import { eth_getBlockReceipts } from './eth/getBlockReceipts.ts';
 import { eth_syncing } from './eth/syncing.ts';
+import { EXECUTION_METHODS } from './execution.ts';
 import { LOGS_METHODS } from './logs.ts';
 import { net_version } from './net/version.ts';
 import { STATE_METHODS } from './state.ts';
@@ -17,6 +18,7 @@ export const METHODS: MethodTable<Services> = {
   ...STATE_METHODS,
   ...LOGS_METHODS,
   ...TRACE_METHODS,
+  ...EXECUTION_METHODS,
   eth_blockNumber,
   eth_chainId,
   eth_getBlockReceipts,

@@ -1,5 +1,4 @@
 import { blockOverrides, callObject, stateOverrides, traceTypes } from '../../callObject.ts';
-import { formatCallTrace } from '../../format/callTrace.ts';
 import { blockSelector, LATEST, optional, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -13,11 +12,10 @@ export const trace_call = method(
     optional(blockOverrides),
   ],
   async ([call, types, block, state, env], { services }) => {
-    const [result] = await services.trace.callMany(
+    return services.trace.callMany(
       block ?? LATEST,
       [{ call, types: types ?? { trace: false, stateDiff: false, vmTrace: false } }],
-      { ...(state ? { stateOverrides: state } : {}), ...(env ? { blockOverrides: env } : {}) },
+      { single: true, ...(state ? { stateOverrides: state } : {}), ...(env ? { blockOverrides: env } : {}) },
     );
-    return result ? formatCallTrace(result) : null;
   },
 );

@@ -1,7 +1,6 @@
 import type { BlockOverrides, StateOverrides } from '../../../exec/callRequest.ts';
 import { blockOverrides, callObject, stateOverrides, traceTypes } from '../../callObject.ts';
 import { InvalidParams } from '../../errors.ts';
-import { formatCallTrace } from '../../format/callTrace.ts';
 import { blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -37,7 +36,6 @@ export const trace_callMany = method(
     const { maxCalls } = services.trace.limits;
     if (list.length > maxCalls)
       throw new InvalidParams(`too many calls (${list.length}), at most ${maxCalls}`);
-    const results = await services.trace.callMany(block ?? LATEST, list, overrides ?? {});
-    return results.map(formatCallTrace);
+    return services.trace.callMany(block ?? LATEST, list, overrides ?? {});
   },
 );

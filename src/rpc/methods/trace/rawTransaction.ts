@@ -2,7 +2,6 @@ import { createTxFromRLP } from '@ethereumjs/tx';
 import type { CallRequest } from '../../../exec/callRequest.ts';
 import { traceTypes } from '../../callObject.ts';
 import { InvalidParams } from '../../errors.ts';
-import { formatCallTrace } from '../../format/callTrace.ts';
 import { blockSelector, data, LATEST, optional, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -36,9 +35,10 @@ export const trace_rawTransaction = method(
         `invalid argument 0: invalid transaction: ${(e as Error).message.split('\n')[0]}`,
       );
     }
-    const [result] = await services.trace.callMany(block ?? LATEST, [
-      { call, types: types ?? { trace: false, stateDiff: false, vmTrace: false } },
-    ]);
-    return result ? formatCallTrace(result) : null;
+    return services.trace.callMany(
+      block ?? LATEST,
+      [{ call, types: types ?? { trace: false, stateDiff: false, vmTrace: false } }],
+      { single: true },
+    );
   },
 );
