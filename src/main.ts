@@ -14,6 +14,7 @@ commands:
   import --genesis genesis.json [--datadir DIR] [--no-verify-state-root] FILE.rlp [FILE.rlp ...]
       execute and verify the blocks of geth-export files and store them
   start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
+        [--workers N] [--exec-timeout MS] [--gas-cap GAS] [--max-calls N]
       serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>
   keys create [--name NAME] | list | revoke KEY_OR_NAME  [--datadir DIR]
       manage the API keys kept (hashed) in the datadir
@@ -62,8 +63,30 @@ async function startCommand(args: string[]): Promise<void> {
       port: { type: 'string', default: String(DEFAULT_CONFIG.port) },
       'api-key': { type: 'string', multiple: true, default: [] },
       'no-auth': { type: 'boolean', default: false },
+      workers: { type: 'string' },
+      'exec-timeout': { type: 'string' },
+      'gas-cap': { type: 'string' },
+      'max-calls': { type: 'string' },
     },
   });
+  const count = (flag: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new UserError(`--${flag} ${value} is not a positive integer`);
+    return n;
+  };
+  const execution = {
+    ...DEFAULT_CONFIG.execution,
+    workers: count('workers', values.workers, DEFAULT_CONFIG.execution.workers),
+    deadlineMs: count('exec-timeout', values['exec-timeout'], DEFAULT_CONFIG.execution.deadlineMs),
+  };
+  const gasCap = BigInt(count('gas-cap', values['gas-cap'], Number(DEFAULT_CONFIG.traceLimits.gasCap)));
+  const traceLimits = {
+    gasCap,
+    maxCalls: count('max-calls', values['max-calls'], DEFAULT_CONFIG.traceLimits.maxCalls),
+  };
+  const callLimits = { ...DEFAULT_CONFIG.callLimits, gasCap };
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port ${values.port} is not a port number`);
@@ -85,7 +108,10 @@ async function startCommand(args: string[]): Promise<void> {
   }
   const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
   const store = await openLmdbStore(datadir, { readOnly: true });
-  const app = await buildApp({ ...DEFAULT_CONFIG, host: values.host, port, keys }, { store, datadir });
+  const app = await buildApp(
+    { ...DEFAULT_CONFIG, host: values.host, port, keys, execution, traceLimits, callLimits },
+    { store, datadir },
+  );
   await app.warm();
   const { httpUrl, wsUrl } = await app.listen();
   const key = values['no-auth'] ? (shownKey ?? 'any-key') : (shownKey ?? '<API_KEY>');

@@ -460,6 +460,27 @@ function simulationCommon(forkCommon: Common): Common {
     common.updateParams(paramsVM);
     common.updateParams(SIMULATION_TX_PARAMS);
     Object.defineProperty(common, 'updateParams', { value: () => {}, enumerable: true, writable: false });
+    // The fork never changes on this Common, so the EVM's per-opcode fork and EIP checks (a list
+    // scan each) can be answered from a set and a memo.
+    const eips = new Set((common as unknown as { _activatedEIPsCache: number[] })._activatedEIPsCache);
+    const isActivatedEIP = common.isActivatedEIP.bind(common);
+    const gteHardfork = common.gteHardfork.bind(common);
+    const forks = new Map<string, boolean>();
+    Object.defineProperty(common, 'isActivatedEIP', {
+      value: (eip: number) => eips.has(eip) || isActivatedEIP(eip),
+      enumerable: true,
+    });
+    Object.defineProperty(common, 'gteHardfork', {
+      value: (fork: string) => {
+        let answer = forks.get(fork);
+        if (answer === undefined) {
+          answer = gteHardfork(fork);
+          forks.set(fork, answer);
+        }
+        return answer;
+      },
+      enumerable: true,
+    });
     simulationCommons.set(forkCommon, common);
   }
   return common;
