@@ -463,11 +463,11 @@ function simulationCommon(forkCommon: Common): Common {
     // The fork never changes on this Common, so the EVM's per-opcode fork and EIP checks (a list
     // scan each) can be answered from a set and a memo.
     const eips = new Set((common as unknown as { _activatedEIPsCache: number[] })._activatedEIPsCache);
-    const isActivatedEIP = common.isActivatedEIP.bind(common);
     const gteHardfork = common.gteHardfork.bind(common);
     const forks = new Map<string, boolean>();
     Object.defineProperty(common, 'isActivatedEIP', {
-      value: (eip: number) => eips.has(eip) || isActivatedEIP(eip),
+      // The set is the original's whole answer: its list holds the fork's EIPs and the extra ones.
+      value: (eip: number) => eips.has(eip),
       enumerable: true,
     });
     Object.defineProperty(common, 'gteHardfork', {

@@ -349,6 +349,7 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 }
 
+/** A field copy: the EVM reads accounts very often, and the constructor re-validates every field. */
 function copyAccount(a: Account): Account {
-  return new Account(a.nonce, a.balance, a.storageRoot, a.codeHash);
+  return Object.assign(Object.create(Account.prototype) as Account, a);
 }
