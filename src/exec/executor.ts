@@ -448,7 +448,7 @@ const simulationCommons = new WeakMap<Common, Common>();
  * 200-call trace_callMany. This Common gets all of those parameters once, and an `updateParams` that
  * does nothing, as an own property so that the copies inherit it.
  */
-function simulationCommon(forkCommon: Common): Common {
+export function simulationCommon(forkCommon: Common): Common {
   let common = simulationCommons.get(forkCommon);
   if (!common) {
     common = forkCommon.copy();
@@ -542,7 +542,7 @@ interface Machine {
 
 const idleMachines = new WeakMap<Common, Machine>();
 
-async function acquireMachine(
+export async function acquireMachine(
   common: Common,
   chain: ChainService,
   overlay: OverlayStateManager,
@@ -563,7 +563,7 @@ async function acquireMachine(
   return machine;
 }
 
-function releaseMachine(machine: Machine): void {
+export function releaseMachine(machine: Machine): void {
   machine.busy = false;
 }
 

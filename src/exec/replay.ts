@@ -1,0 +1,113 @@
+import type { Block } from '@ethereumjs/block';
+import type { EVM } from '@ethereumjs/evm';
+import type { TypedTransaction } from '@ethereumjs/tx';
+import { type RunTxResult, runBlock } from '@ethereumjs/vm';
+import { ServerError } from '../rpc/errors.ts';
+import type { ChainService } from '../services/chain.ts';
+import type { TraceTypes } from './callRequest.ts';
+import { acquireMachine, releaseMachine, simulationCommon } from './executor.ts';
+import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
+import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
+import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
+import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
+import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
+
+/** One mined transaction, re-executed and traced. */
+export interface ReplayedTx {
+  hash: Uint8Array;
+  output: Uint8Array;
+  trace: ParityTrace[];
+  stateDiff: StateDiff | null;
+  vmTrace: VmTrace | null;
+}
+
+/** Extra tracers a caller can run per transaction (geth's debug tracers), made fresh for each. */
+export type TracerFactory = (
+  tx: TypedTransaction,
+  index: number,
+  evm: EVM,
+) => ExecutionTracer & { finish?(): unknown };
+
+export interface ReplayedBlock {
+  block: Block;
+  txs: ReplayedTx[];
+  /** What each `extra` tracer returned from `finish()`, per transaction. */
+  extra: unknown[];
+}
+
+/**
+ * Re-executes a block's transactions exactly as they ran (fees charged, system calls, withdrawals
+ * and rewards included) on the state after its parent, tracing each transaction on its own. The
+ * system calls of EIP-4788/2935/7002/7251 run but are never traced: tracers are attached only
+ * between a transaction's `beforeTx` and `afterTx`.
+ */
+export async function replayBlock(
+  chain: ChainService,
+  blockHash: Uint8Array,
+  types: TraceTypes,
+  extra?: TracerFactory,
+): Promise<ReplayedBlock> {
+  const block = await chain.block(blockHash);
+  if (!block) throw new ServerError(`block 0x${Buffer.from(blockHash).toString('hex')} not found`);
+  if (block.header.number === 0n) throw new ServerError('genesis is not traceable');
+  const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));
+  const state = new OverlayStateManager(stateAtBlock(chain.store, block.header.number - 1n));
+  const machine = await acquireMachine(common, chain, state);
+  const { vm, hooks } = machine;
+  const evm = vm.evm as EVM;
+  const txs: ReplayedTx[] = [];
+  const extras: unknown[] = [];
+  let index = 0;
+  let current: {
+    tx: TypedTransaction;
+    mark: number;
+    parity: ParityCallTracer | null;
+    vmTracer: VmTracer | null;
+    extra: (ExecutionTracer & { finish?(): unknown }) | null;
+  } | null = null;
+  const beforeTx = (tx: TypedTransaction) => {
+    const parity = types.trace ? new ParityCallTracer() : null;
+    const vmTracer = types.vmTrace ? new VmTracer(evm) : null;
+    const extraTracer = extra ? extra(tx, index, evm) : null;
+    current = { tx, mark: state.mark(), parity, vmTracer, extra: extraTracer };
+    hooks.attach(allOf([parity, vmTracer, extraTracer]), tx.getSenderAddress().bytes);
+  };
+  const afterTx = async (result: RunTxResult & { transaction?: TypedTransaction }, resolve?: () => void) => {
+    try {
+      hooks.attach(null);
+      const c = current;
+      if (!c) return;
+      c.vmTracer?.detach();
+      txs.push({
+        hash: c.tx.hash(),
+        output: result.execResult.returnValue,
+        trace: c.parity?.traces() ?? [],
+        stateDiff: types.stateDiff ? buildStateDiff(await state.changesSince(c.mark)) : null,
+        vmTrace: c.vmTracer?.result() ?? null,
+      });
+      extras.push(c.extra?.finish?.());
+      current = null;
+      index++;
+    } finally {
+      resolve?.();
+    }
+  };
+  vm.events.on('beforeTx', beforeTx);
+  vm.events.on('afterTx', afterTx);
+  try {
+    await runBlock(vm, {
+      block,
+      generate: true,
+      skipBlockValidation: true,
+      skipHeaderValidation: true,
+      skipHardForkValidation: true,
+      setHardfork: false,
+    });
+  } finally {
+    vm.events.off('beforeTx', beforeTx);
+    vm.events.off('afterTx', afterTx);
+    hooks.attach(null);
+    releaseMachine(machine);
+  }
+  return { block, txs, extra: extras };
+}
