@@ -7,9 +7,11 @@ import { RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import { DEFAULT_METHOD_LIMITS, type MethodLimits, type Services } from './rpc/services.ts';
 import { ChainService } from './services/chain.ts';
+import { DebugService } from './services/debug.ts';
 import { type CallLimits, DEFAULT_CALL_LIMITS, ExecutionService } from './services/execution.ts';
 import { FeeService } from './services/fees.ts';
 import { LogService } from './services/logs.ts';
+import { ReplayService } from './services/replay.ts';
 import { StateService } from './services/state.ts';
 import { DEFAULT_TRACE_LIMITS, type TraceLimits, TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
@@ -95,6 +97,8 @@ export async function buildApp(
     logs: new LogService(chain, config.methodLimits),
     fees,
     trace: new TraceService(chain, pool, config.traceLimits),
+    replay: new ReplayService(chain, pool),
+    debug: new DebugService(chain, pool),
     execution: new ExecutionService(chain, fees, config.callLimits, (job) => pool.run('execution', job)),
     clientVersion: CLIENT_VERSION,
     limits: config.methodLimits,

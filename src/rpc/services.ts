@@ -1,7 +1,9 @@
 import type { ChainService } from '../services/chain.ts';
+import type { DebugService } from '../services/debug.ts';
 import type { ExecutionService } from '../services/execution.ts';
 import type { FeeService } from '../services/fees.ts';
 import type { LogService } from '../services/logs.ts';
+import type { ReplayService } from '../services/replay.ts';
 import type { StateService } from '../services/state.ts';
 import type { TraceService } from '../services/trace.ts';
 
@@ -12,6 +14,8 @@ export interface Services {
   logs: LogService;
   fees: FeeService;
   trace: TraceService;
+  replay: ReplayService;
+  debug: DebugService;
   execution: ExecutionService;
   clientVersion: string;
   limits: MethodLimits;

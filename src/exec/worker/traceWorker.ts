@@ -11,6 +11,8 @@ import { openLmdbStore } from '../../store/lmdb/index.ts';
 import type { BlockOverrides, StateOverrides } from '../callRequest.ts';
 import { CallSession } from '../executor.ts';
 import type { Handlers } from '../pool/pool.ts';
+import { debugHandlers } from './debugHandlers.ts';
+import { replayHandlers } from './replayHandlers.ts';
 
 export interface TraceWorkerData {
   datadir: string;
@@ -35,6 +37,8 @@ export async function init(data: TraceWorkerData): Promise<Handlers> {
   return {
     callMany: (job: CallManyJob) => runCallMany(chain, data.gasCap, job),
     execution: (job: ExecutionJob) => runExecution(chain, data.callLimits, job),
+    ...replayHandlers(chain),
+    ...debugHandlers(chain),
   };
 }
 

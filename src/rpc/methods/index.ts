@@ -1,6 +1,7 @@
 import type { MethodTable } from '../method.ts';
 import type { Services } from '../services.ts';
 import { BLOCKS_METHODS } from './blocks.ts';
+import { DEBUG_TRACE_METHODS } from './debugTrace.ts';
 import { eth_blockNumber } from './eth/blockNumber.ts';
 import { eth_chainId } from './eth/chainId.ts';
 import { eth_getBlockReceipts } from './eth/getBlockReceipts.ts';
@@ -10,6 +11,7 @@ import { LOGS_METHODS } from './logs.ts';
 import { net_version } from './net/version.ts';
 import { STATE_METHODS } from './state.ts';
 import { TRACE_METHODS } from './trace.ts';
+import { TRACE_REPLAY_METHODS } from './traceReplay.ts';
 import { web3_clientVersion } from './web3/clientVersion.ts';
 
 /** Every method the service answers, listed explicitly. */
@@ -18,6 +20,8 @@ export const METHODS: MethodTable<Services> = {
   ...STATE_METHODS,
   ...LOGS_METHODS,
   ...TRACE_METHODS,
+  ...TRACE_REPLAY_METHODS,
+  ...DEBUG_TRACE_METHODS,
   ...EXECUTION_METHODS,
   eth_blockNumber,
   eth_chainId,
