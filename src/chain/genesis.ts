@@ -23,7 +23,7 @@ export interface ChainSpec {
 }
 
 // Block-numbered forks geth knows, in activation order; each must not precede the one before it.
-const BLOCK_FORKS = [
+export const BLOCK_FORKS = [
   'homesteadBlock',
   'eip150Block',
   'eip155Block',

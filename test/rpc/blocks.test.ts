@@ -10,6 +10,7 @@ import { bytesToBigInt, bytesToHex, hexToBytes } from '@ethereumjs/util';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { formatTransaction } from '../../src/rpc/format/transaction.ts';
 import { CONFORMANCE } from '../support/cli.ts';
+import { HEADER_FIELDS } from '../support/exportChain.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
 // Everything expected here is computed from the chain itself (raw RLP, hashes, tries, receipts) or
@@ -37,30 +38,8 @@ interface RpcBlock extends Json {
 const hex = (n: bigint | number): Hex => `0x${n.toString(16)}`;
 const keccak = (b: Uint8Array): Hex => bytesToHex(keccak_256(b)) as Hex;
 
-/** Header RLP position of every header key geth prints; each key appears only when its field does. */
-const HEADER_FIELDS: Array<[string, 'data' | 'quantity']> = [
-  ['parentHash', 'data'],
-  ['sha3Uncles', 'data'],
-  ['miner', 'data'],
-  ['stateRoot', 'data'],
-  ['transactionsRoot', 'data'],
-  ['receiptsRoot', 'data'],
-  ['logsBloom', 'data'],
-  ['difficulty', 'quantity'],
-  ['number', 'quantity'],
-  ['gasLimit', 'quantity'],
-  ['gasUsed', 'quantity'],
-  ['timestamp', 'quantity'],
-  ['extraData', 'data'],
-  ['mixHash', 'data'],
-  ['nonce', 'data'],
-  ['baseFeePerGas', 'quantity'],
-  ['withdrawalsRoot', 'data'],
-  ['blobGasUsed', 'quantity'],
-  ['excessBlobGas', 'quantity'],
-  ['parentBeaconBlockRoot', 'data'],
-  ['requestsHash', 'data'],
-];
+// HEADER_FIELDS (from the exporter): the header RLP position of every header key geth prints; each
+// key appears only when its field does.
 
 /** Every transaction object in the fixtures' expected responses (single ones and full blocks). */
 function fixtureTransactions(): RpcTx[] {

@@ -29,7 +29,7 @@ export interface ExportedChain {
 type Kind = 'data' | 'quantity';
 
 /** Header fields in consensus order: the first 15 always, each later one from its fork on. */
-const HEADER_FIELDS: readonly (readonly [string, Kind])[] = [
+export const HEADER_FIELDS: readonly (readonly [string, Kind])[] = [
   ['parentHash', 'data'],
   ['sha3Uncles', 'data'],
   ['miner', 'data'],

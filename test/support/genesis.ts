@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import { numberToHex } from 'viem';
+import { BLOCK_FORKS } from '../../src/chain/genesis.ts';
 import { DEV_BALANCE_WEI, devAccounts } from './devAccounts.ts';
 
 /**
@@ -25,23 +26,6 @@ export const ANVIL_CHAIN_ID = 31337;
 export const DEFAULT_GAS_LIMIT = 30_000_000n;
 /** anvil's INITIAL_BASE_FEE, written out so the file states it rather than relying on defaults. */
 export const GENESIS_BASE_FEE = 1_000_000_000n;
-
-const BLOCK_FORKS = [
-  'homesteadBlock',
-  'eip150Block',
-  'eip155Block',
-  'eip158Block',
-  'byzantiumBlock',
-  'constantinopleBlock',
-  'petersburgBlock',
-  'istanbulBlock',
-  'muirGlacierBlock',
-  'berlinBlock',
-  'londonBlock',
-  'arrowGlacierBlock',
-  'grayGlacierBlock',
-  'mergeNetsplitBlock',
-] as const;
 
 /** In activation order; only the ones up to the chosen hardfork are written. */
 const TIME_FORKS = ['shanghai', 'cancun', 'prague', 'osaka'] as const;
