@@ -222,7 +222,15 @@ export class OverlayStateManager implements StateManagerInterface {
       if (entry.kind === 'account') {
         if (t.account === undefined) t.account = entry.prior;
       } else if (entry.kind === 'clear') {
-        t.firstClear ??= entry;
+        if (!t.firstClear) {
+          t.firstClear = entry;
+          // The clear zeroed every slot the overlay held (overrides, earlier calls); one not written
+          // since the mark held then what it held when cleared. Slots only in the flat history
+          // cannot be listed, and are not reported.
+          for (const [slotKey, value] of entry.slots ?? []) {
+            if (!t.slots.has(slotKey)) t.slots.set(slotKey, { slot: Buffer.from(slotKey, 'hex'), value });
+          }
+        }
       } else if (!t.slots.has(entry.key)) {
         t.slots.set(entry.key, {
           slot: entry.slot,
