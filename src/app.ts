@@ -11,7 +11,7 @@ import { DebugService } from './services/debug.ts';
 import { type CallLimits, DEFAULT_CALL_LIMITS, ExecutionService } from './services/execution.ts';
 import { FeeService } from './services/fees.ts';
 import { LogService } from './services/logs.ts';
-import { ReplayService } from './services/replay.ts';
+import { DEFAULT_REPLAY_LIMITS, type ReplayLimits, ReplayService } from './services/replay.ts';
 import { StateService } from './services/state.ts';
 import { DEFAULT_TRACE_LIMITS, type TraceLimits, TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
@@ -31,6 +31,7 @@ export interface AppConfig {
   maxBatchSize: number;
   methodLimits: MethodLimits;
   traceLimits: TraceLimits;
+  replayLimits: ReplayLimits;
   execution: ExecutionLimits;
   callLimits: CallLimits;
 }
@@ -52,6 +53,7 @@ export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
   maxBatchSize: 1000,
   methodLimits: DEFAULT_METHOD_LIMITS,
   traceLimits: DEFAULT_TRACE_LIMITS,
+  replayLimits: DEFAULT_REPLAY_LIMITS,
   execution: { workers: DEFAULT_POOL_SIZE, deadlineMs: DEFAULT_DEADLINE_MS, maxQueue: DEFAULT_MAX_QUEUE },
   callLimits: DEFAULT_CALL_LIMITS,
 };
@@ -97,7 +99,7 @@ export async function buildApp(
     logs: new LogService(chain, config.methodLimits),
     fees,
     trace: new TraceService(chain, pool, config.traceLimits),
-    replay: new ReplayService(chain, pool),
+    replay: new ReplayService(chain, pool, config.replayLimits),
     debug: new DebugService(chain, pool),
     execution: new ExecutionService(chain, fees, config.callLimits, (job) => pool.run('execution', job)),
     clientVersion: CLIENT_VERSION,

@@ -1,10 +1,269 @@
+import type { TraceTypes } from '../exec/callRequest.ts';
 import type { WorkerPool } from '../exec/pool/pool.ts';
+import {
+  FLAT_TRACES_JOB,
+  type FlatBlockTraces,
+  type FlatEntry,
+  REPLAY_BLOCK_JOB,
+  type ReplayBlockJob,
+  type ReplayedBlockJson,
+} from '../exec/worker/replayHandlers.ts';
+import { quantityToHex, toHex } from '../primitives/hex.ts';
+import { InvalidParams, LIMIT_EXCEEDED, RpcError, ServerError } from '../rpc/errors.ts';
+import type { BlockSelector } from '../rpc/params.ts';
+import { RawJson } from '../rpc/rawJson.ts';
 import type { ChainService } from './chain.ts';
+import { LruCache } from './lru.ts';
+import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';
 
-/** The trace_ replay methods: mined transactions re-executed and traced (runs in the pool). */
+export interface ReplayLimits {
+  /**
+   * trace_filter: widest block range one request may cover. Blocks not traced before are replayed
+   * on the spot (about 0.5 s of CPU for a full block), so the bound keeps one request within the
+   * pool's deadline and fair to others. 100 is Reth's default (`max_trace_filter_blocks`).
+   */
+  maxFilterBlocks: number;
+  /**
+   * Memory for finished traces. A final block's traces never change and clients walk the same
+   * blocks repeatedly (indexers page through trace_filter, explorers open trace_block then
+   * trace_transaction), so a hit saves a whole block replay.
+   */
+  cacheBytes: number;
+  /** trace_filter's address index (see TraceIndex): a few hundred bytes per block traced. */
+  indexBytes: number;
+}
+
+export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
+  maxFilterBlocks: 100,
+  cacheBytes: 256 * 1024 * 1024,
+  indexBytes: 64 * 1024 * 1024,
+};
+
+// Object and array headers around the JSON text of a cached answer, per piece (an estimate: the
+// bound is on the order of magnitude, not on the byte).
+const PIECE_OVERHEAD_BYTES = 96;
+
+export interface TraceFilter {
+  fromBlock?: BlockSelector;
+  toBlock?: BlockSelector;
+  fromAddress: Uint8Array[];
+  toAddress: Uint8Array[];
+  mode: 'union' | 'intersection';
+  after?: number;
+  count?: number;
+}
+
+type Cached =
+  | { kind: 'replay'; bytes: number; txs: ReplayedBlockJson }
+  | { kind: 'flat'; bytes: number; traces: FlatBlockTraces };
+
+/**
+ * The trace_ replay methods: mined transactions re-executed and traced in the pool. Every answer is
+ * derived from one of two per-block products, computed once per block and kept in a byte-bounded
+ * LRU keyed by block hash (and trace types): the block's replay results, one JSON text per
+ * transaction, and its flat trace entries. Requests that arrive while the same product is being
+ * computed wait for that execution instead of starting another.
+ *
+ * trace_filter is served from those flat entries plus an address index (TraceIndex): a bounded
+ * range (-32005 beyond `maxFilterBlocks`, like eth_getLogs) is walked block by block; a block the
+ * index shows cannot match is skipped, a cached one is filtered in memory, and only blocks never
+ * traced (or evicted and not ruled out) are replayed, several at once on the pool. An index kept
+ * only for blocks already traced stays exact: it is built from the same entries it filters.
+ *
+ * Genesis has nothing to trace: its answers are `[]`. Unknown blocks are null (as Reth answers,
+ * and as eth_getBlockReceipts does here).
+ */
 export class ReplayService {
+  private readonly cache: LruCache<string, Cached>;
+  private readonly inFlight = new Map<string, Promise<Cached>>();
+  private readonly index: TraceIndex;
+  private executions = 0;
+
   constructor(
     readonly chain: ChainService,
     readonly pool: WorkerPool,
-  ) {}
+    readonly limits: ReplayLimits = DEFAULT_REPLAY_LIMITS,
+  ) {
+    this.cache = new LruCache(limits.cacheBytes, (v) => v.bytes);
+    this.index = new TraceIndex(limits.indexBytes);
+  }
+
+  /** trace_replayBlockTransactions; null for an unknown block (as Reth answers). */
+  async replayBlockTransactions(selector: BlockSelector, types: TraceTypes): Promise<RawJson | null> {
+    const ref = await this.chain.resolve(selector);
+    if (!ref) return null;
+    const txs = await this.replayed(ref.hash, types);
+    return new RawJson(`[${txs.join(',')}]`);
+  }
+
+  /**
+   * trace_replayTransaction; an unknown transaction is -32000 `transaction not found`, as Reth
+   * answers (its trace_transaction and trace_get answer null, and so do ours).
+   */
+  async replayTransaction(txHash: Uint8Array, types: TraceTypes): Promise<RawJson> {
+    const location = await this.chain.store.getTxLocation(txHash);
+    if (!location) throw new ServerError('transaction not found');
+    const json = (await this.replayed(location.blockHash, types))[location.index];
+    if (json === undefined)
+      throw new Error(`replay of block ${location.blockNumber} lacks tx ${location.index}`);
+    return new RawJson(json);
+  }
+
+  /** trace_block; null for an unknown block. */
+  async block(selector: BlockSelector): Promise<RawJson | null> {
+    const ref = await this.chain.resolve(selector);
+    if (!ref) return null;
+    return joined((await this.flat(ref.hash)).entries);
+  }
+
+  /** trace_transaction; null for an unknown transaction. */
+  async transaction(txHash: Uint8Array): Promise<RawJson | null> {
+    const found = await this.txEntries(txHash);
+    return found && joined(found);
+  }
+
+  /** trace_get: the entry whose traceAddress is `indices` (OpenEthereum's rule), else null. */
+  async get(txHash: Uint8Array, indices: number[]): Promise<RawJson | null> {
+    const found = await this.txEntries(txHash);
+    const path = indices.join(',');
+    const entry = found?.find((e) => e.path === path);
+    return entry ? new RawJson(entry.json) : null;
+  }
+
+  /**
+   * trace_filter over at most `maxFilterBlocks` blocks. Each block's entries come from the trace
+   * cache, or are built once (in parallel, up to the pool's size) and then cached; blocks the
+   * address index proves irrelevant are not traced at all.
+   */
+  async filter(f: TraceFilter): Promise<RawJson> {
+    const head = (await this.chain.head()).number;
+    const from = f.fromBlock ? await this.blockNumber(f.fromBlock, head) : 0n;
+    const to = f.toBlock ? await this.blockNumber(f.toBlock, head) : head;
+    if (from > to) throw new InvalidParams('invalid block range params');
+    if (to > head) throw new InvalidParams('block range extends beyond current head block');
+    const max = BigInt(this.limits.maxFilterBlocks);
+    if (to - from + 1n > max) {
+      throw new RpcError(
+        LIMIT_EXCEEDED,
+        `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
+      );
+    }
+    const filter: AddressFilter = {
+      from: new Set(f.fromAddress.map((a) => toHex(a))),
+      to: new Set(f.toAddress.map((a) => toHex(a))),
+      mode: f.mode,
+    };
+    let skip = f.after ?? 0;
+    const count = f.count ?? Number.POSITIVE_INFINITY;
+    const out: string[] = [];
+    if (count <= 0) return new RawJson('[]');
+    const window = Math.max(1, this.pool.size);
+    for (let start = from; start <= to; start += BigInt(window)) {
+      const numbers: bigint[] = [];
+      for (let n = start; n <= to && n < start + BigInt(window); n++) numbers.push(n);
+      // Started together so that uncached blocks replay on every worker at once; read in order.
+      const blocks = await Promise.all(numbers.map((n) => this.filterBlock(n, filter)));
+      for (const traces of blocks) {
+        for (const entry of traces?.entries ?? []) {
+          if (!entryMatches(entry, filter)) continue;
+          if (skip > 0) {
+            skip--;
+            continue;
+          }
+          out.push(entry.json);
+          if (out.length >= count) return new RawJson(`[${out.join(',')}]`);
+        }
+      }
+    }
+    return new RawJson(`[${out.join(',')}]`);
+  }
+
+  private async filterBlock(number: bigint, filter: AddressFilter): Promise<FlatBlockTraces | null> {
+    const hash = await this.chain.store.getCanonicalHash(number);
+    if (!hash) throw new ServerError(`header not found for block ${number}`);
+    if (!this.index.mayMatch(toHex(hash), filter)) return null;
+    return this.flat(hash);
+  }
+
+  private async blockNumber(selector: BlockSelector, head: bigint): Promise<bigint> {
+    switch (selector.kind) {
+      case 'number':
+        return selector.number;
+      case 'tag':
+        return selector.tag === 'earliest' ? 0n : head;
+      case 'hash': {
+        const ref = await this.chain.resolve(selector);
+        if (!ref) throw new ServerError('unknown block');
+        return ref.number;
+      }
+    }
+  }
+
+  private async txEntries(txHash: Uint8Array): Promise<FlatEntry[] | null> {
+    const location = await this.chain.store.getTxLocation(txHash);
+    if (!location) return null;
+    const { txStart, entries } = await this.flat(location.blockHash);
+    return entries.slice(txStart[location.index] ?? 0, txStart[location.index + 1] ?? 0);
+  }
+
+  private async replayed(blockHash: Uint8Array, types: TraceTypes): Promise<ReplayedBlockJson> {
+    const key = `${toHex(blockHash)}:${types.trace ? 't' : ''}${types.stateDiff ? 's' : ''}${types.vmTrace ? 'v' : ''}`;
+    const value = await this.memo(key, async () => {
+      const job: ReplayBlockJob = { blockHash, types };
+      const txs = await this.pool.run<ReplayedBlockJson>(REPLAY_BLOCK_JOB, job);
+      return { kind: 'replay', bytes: weighStrings(txs), txs };
+    });
+    if (value.kind !== 'replay') throw new Error(`cache entry ${key} is not a replay`);
+    return value.txs;
+  }
+
+  private async flat(blockHash: Uint8Array): Promise<FlatBlockTraces> {
+    const key = `${toHex(blockHash)}:flat`;
+    const value = await this.memo(key, async () => {
+      const traces = await this.pool.run<FlatBlockTraces>(FLAT_TRACES_JOB, { blockHash });
+      this.index.add(traces);
+      const bytes = weighStrings(traces.entries.map((e) => e.json)) + traces.entries.length * 2 * 42;
+      return { kind: 'flat', bytes, traces };
+    });
+    if (value.kind !== 'flat') throw new Error(`cache entry ${key} is not flat traces`);
+    return value.traces;
+  }
+
+  /** The cached value, or the one being computed, or a new computation shared by all who ask. */
+  private memo(key: string, compute: () => Promise<Cached>): Promise<Cached> {
+    const hit = this.cache.get(key);
+    if (hit) return Promise.resolve(hit);
+    const running = this.inFlight.get(key);
+    if (running) return running;
+    this.executions++;
+    const started = compute().then(
+      (value) => {
+        this.inFlight.delete(key);
+        this.cache.set(key, value);
+        return value;
+      },
+      (e: unknown) => {
+        // Failures (a timeout, a busy pool) are not answers: the next request tries again.
+        this.inFlight.delete(key);
+        throw e;
+      },
+    );
+    this.inFlight.set(key, started);
+    return started;
+  }
+
+  /** Counters for tests and metrics: pool executions started, products cached, executions running. */
+  stats(): { executions: number; cached: number; inFlight: number } {
+    return { executions: this.executions, cached: this.cache.size, inFlight: this.inFlight.size };
+  }
+}
+
+function joined(entries: readonly FlatEntry[]): RawJson {
+  return new RawJson(`[${entries.map((e) => e.json).join(',')}]`);
+}
+
+function weighStrings(parts: readonly string[]): number {
+  let bytes = 0;
+  for (const p of parts) bytes += p.length + PIECE_OVERHEAD_BYTES;
+  return bytes;
 }

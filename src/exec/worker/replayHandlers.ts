@@ -1,7 +1,146 @@
+// Worker side of the trace_ replay methods. Both jobs re-execute a whole block (a transaction's
+// state depends on every transaction before it) and answer in pieces the main thread can cache and
+// slice without parsing: one JSON text per transaction, or per flat trace entry.
+import { toHex } from '../../primitives/hex.ts';
 import type { ChainService } from '../../services/chain.ts';
+import type { TraceTypes } from '../callRequest.ts';
 import type { Handlers } from '../pool/pool.ts';
+import { replayBlock } from '../replay.ts';
+import type { ParityTrace } from '../tracing/parity.ts';
+import { blockRewards } from '../tracing/rewards.ts';
 
-/** Worker handlers for the trace_ replay methods (trace_replay*, trace_block, trace_transaction, …). */
-export function replayHandlers(_chain: ChainService): Handlers {
-  return {};
+export const REPLAY_BLOCK_JOB = 'replay.block';
+export const FLAT_TRACES_JOB = 'replay.flatTraces';
+
+export interface ReplayBlockJob {
+  blockHash: Uint8Array;
+  types: TraceTypes;
+}
+
+/** trace_replayBlockTransactions of one block: each transaction's result as JSON text, in order. */
+export type ReplayedBlockJson = string[];
+
+/** One entry of trace_block, with what trace_transaction, trace_get and trace_filter look up. */
+export interface FlatEntry {
+  /** The entry as trace_block serves it (with blockHash, blockNumber, transactionHash, …). */
+  json: string;
+  /** Position of its transaction in the block; -1 for a reward. */
+  tx: number;
+  /** traceAddress joined with ','. */
+  path: string;
+  /** The addresses trace_filter's `fromAddress`/`toAddress` test (OpenEthereum's choice per type). */
+  from: string | null;
+  to: string | null;
+}
+
+export interface FlatBlockTraces {
+  blockHash: string;
+  blockNumber: number;
+  /** Entries of transaction i are `entries[txStart[i]] … entries[txStart[i + 1] - 1]`; rewards last. */
+  txStart: number[];
+  entries: FlatEntry[];
+}
+
+const FLAT_TYPES: TraceTypes = { trace: true, stateDiff: false, vmTrace: false };
+
+export function replayHandlers(chain: ChainService): Handlers {
+  return {
+    [REPLAY_BLOCK_JOB]: (job: ReplayBlockJob) => replayBlockJson(chain, job),
+    [FLAT_TRACES_JOB]: (job: { blockHash: Uint8Array }) => flatTraces(chain, job.blockHash),
+  };
+}
+
+async function replayBlockJson(chain: ChainService, job: ReplayBlockJob): Promise<ReplayedBlockJson> {
+  if (await isGenesis(chain, job.blockHash)) return [];
+  const { txs } = await replayBlock(chain, job.blockHash, job.types);
+  return txs.map((tx) =>
+    JSON.stringify({
+      output: toHex(tx.output),
+      stateDiff: tx.stateDiff,
+      trace: tx.trace,
+      vmTrace: tx.vmTrace,
+      transactionHash: toHex(tx.hash),
+    }),
+  );
+}
+
+async function flatTraces(chain: ChainService, blockHash: Uint8Array): Promise<FlatBlockTraces> {
+  const hash = toHex(blockHash);
+  const number = await chain.store.getBlockNumber(blockHash);
+  if (number === null) throw new Error(`block ${hash} missing from the store`);
+  const blockNumber = Number(number);
+  // Genesis runs no transactions and pays no reward: nothing to trace, and nothing to replay on.
+  if (number === 0n) return { blockHash: hash, blockNumber, txStart: [0], entries: [] };
+  const { block, txs } = await replayBlock(chain, blockHash, FLAT_TYPES);
+  const entries: FlatEntry[] = [];
+  const txStart: number[] = [];
+  for (const [position, tx] of txs.entries()) {
+    txStart.push(entries.length);
+    const transactionHash = toHex(tx.hash);
+    for (const trace of tx.trace) {
+      const { action, type, ...rest } = trace;
+      entries.push({
+        json: JSON.stringify({
+          action,
+          blockHash: hash,
+          blockNumber,
+          ...rest,
+          transactionHash,
+          transactionPosition: position,
+          type,
+        }),
+        tx: position,
+        path: (trace.traceAddress as number[]).join(','),
+        ...filterAddresses(trace),
+      });
+    }
+  }
+  txStart.push(entries.length);
+  const common = chain.commonAt(block.header.number, block.header.timestamp);
+  for (const reward of blockRewards(block, common)) {
+    const author = toHex(reward.author);
+    entries.push({
+      json: JSON.stringify({
+        action: { author, rewardType: reward.rewardType, value: `0x${reward.value.toString(16)}` },
+        blockHash: hash,
+        blockNumber,
+        result: null,
+        subtraces: 0,
+        traceAddress: [],
+        // OpenEthereum, Erigon and Reth all print the keys, as null: a reward belongs to no transaction.
+        transactionHash: null,
+        transactionPosition: null,
+        type: 'reward',
+      }),
+      tx: -1,
+      path: '',
+      from: null,
+      to: author,
+    });
+  }
+  return { blockHash: hash, blockNumber, txStart, entries };
+}
+
+/**
+ * OpenEthereum's addresses for trace_filter: a call is from its caller to its callee, a creation
+ * from its creator to the created address (none when it failed), a self-destruct from the
+ * destroyed contract to the beneficiary; a reward (added by the caller) has no sender.
+ */
+function filterAddresses(trace: ParityTrace): { from: string | null; to: string | null } {
+  const action = trace.action as Record<string, unknown>;
+  const result = trace.result as Record<string, unknown> | null | undefined;
+  switch (trace.type) {
+    case 'call':
+      return { from: action.from as string, to: action.to as string };
+    case 'create':
+      return { from: action.from as string, to: (result?.address as string | undefined) ?? null };
+    case 'suicide':
+      return { from: action.address as string, to: action.refundAddress as string };
+    default:
+      return { from: null, to: null };
+  }
+}
+
+async function isGenesis(chain: ChainService, blockHash: Uint8Array): Promise<boolean> {
+  return (await chain.store.getBlockNumber(blockHash)) === 0n;
 }
