@@ -111,6 +111,11 @@ export class CallSession {
     return this.machine.vm;
   }
 
+  /** The EVM the session's calls run on, for tracers that listen to it (geth's debug tracers). */
+  get evm(): EVM {
+    return this.machine.vm.evm as EVM;
+  }
+
   private get hooks(): TraceHooks {
     return this.machine.hooks;
   }

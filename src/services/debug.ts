@@ -1,10 +1,84 @@
+import type { CallRequest } from '../exec/callRequest.ts';
 import type { WorkerPool } from '../exec/pool/pool.ts';
+import type { DebugTraceBlockJob, DebugTraceCallJob } from '../exec/worker/debugHandlers.ts';
+import { ServerError } from '../rpc/errors.ts';
+import type { TraceCallOptions, TraceOptions } from '../rpc/methods/debug/traceConfig.ts';
+import type { BlockSelector } from '../rpc/params.ts';
+import { RawJson } from '../rpc/rawJson.ts';
+import type { BlockRef } from '../store/types.ts';
 import type { ChainService } from './chain.ts';
+import { stateBlock } from './state.ts';
 
-/** geth's debug_trace* methods (runs in the pool). */
+/**
+ * geth's debug_trace* methods. The block or transaction is resolved here, on the main thread (cheap,
+ * and not-found errors come at once); the replay or the call runs in the execution pool, whose
+ * deadline (or the request's shorter `timeout`) and queue bound apply.
+ */
 export class DebugService {
   constructor(
     readonly chain: ChainService,
     readonly pool: WorkerPool,
   ) {}
+
+  async traceTransaction(hash: Uint8Array, options: TraceOptions): Promise<RawJson> {
+    const location = await this.chain.store.getTxLocation(hash);
+    if (!location) throw new ServerError('transaction not found');
+    const job: DebugTraceBlockJob = {
+      blockHash: location.blockHash,
+      config: options.tracer,
+      txIndex: location.index,
+    };
+    return this.run('debugTraceBlock', job, options);
+  }
+
+  async traceBlock(selector: BlockSelector, options: TraceOptions): Promise<RawJson> {
+    const ref = await this.tracedBlock(selector);
+    const job: DebugTraceBlockJob = { blockHash: ref.hash, config: options.tracer };
+    return this.run('debugTraceBlock', job, options);
+  }
+
+  async traceCall(
+    call: CallRequest,
+    block: BlockSelector,
+    options: TraceCallOptions,
+    gasCap: bigint,
+  ): Promise<RawJson> {
+    const ref = await stateBlock(this.chain, block);
+    const job: DebugTraceCallJob = {
+      blockHash: ref.hash,
+      call,
+      config: options.tracer,
+      gasCap,
+      ...(options.stateOverrides ? { stateOverrides: options.stateOverrides } : {}),
+      ...(options.blockOverrides ? { blockOverrides: options.blockOverrides } : {}),
+    };
+    return this.run('debugTraceCall', job, options);
+  }
+
+  /** geth's wording: a block is traced on its parent's state, which genesis has none of. */
+  private async tracedBlock(selector: BlockSelector): Promise<BlockRef> {
+    const ref = await this.chain.resolve(selector);
+    if (!ref) {
+      throw new ServerError(
+        selector.kind === 'hash'
+          ? `block 0x${Buffer.from(selector.hash).toString('hex')} not found`
+          : selector.kind === 'number'
+            ? `block #${selector.number} not found`
+            : 'block not found',
+      );
+    }
+    if (ref.number === 0n) throw new ServerError('genesis is not traceable');
+    return ref;
+  }
+
+  private async run(kind: string, job: unknown, options: TraceOptions): Promise<RawJson> {
+    // A request may ask for less time than the server allows, never more.
+    const deadlineMs =
+      options.timeoutMs === undefined
+        ? undefined
+        : Math.max(1, Math.min(options.timeoutMs, this.pool.deadlineMs));
+    return new RawJson(
+      await this.pool.run<string>(kind, job, deadlineMs === undefined ? {} : { deadlineMs }),
+    );
+  }
 }

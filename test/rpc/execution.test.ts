@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { toChecksumAddress } from '@ethereumjs/util';
-import { DEFAULT_CALL_LIMITS, revertReason } from '../../src/services/execution.ts';
+import { revertReason } from '../../src/exec/revertReason.ts';
+import { DEFAULT_CALL_LIMITS } from '../../src/services/execution.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
 /**

@@ -1,4 +1,14 @@
 import type { MethodTable } from '../method.ts';
 import type { Services } from '../services.ts';
+import { debug_traceBlockByHash } from './debug/traceBlockByHash.ts';
+import { debug_traceBlockByNumber } from './debug/traceBlockByNumber.ts';
+import { debug_traceCall } from './debug/traceCall.ts';
+import { debug_traceTransaction } from './debug/traceTransaction.ts';
 
-export const DEBUG_TRACE_METHODS: MethodTable<Services> = {};
+/** geth's debug tracers (services/debug.ts). */
+export const DEBUG_TRACE_METHODS: MethodTable<Services> = {
+  debug_traceBlockByHash,
+  debug_traceBlockByNumber,
+  debug_traceCall,
+  debug_traceTransaction,
+};

@@ -1,0 +1,192 @@
+import type { EVM } from '@ethereumjs/evm';
+import { setLengthLeft } from '@ethereumjs/util';
+import { revertReason } from '../../revertReason.ts';
+import type { FrameEnd, FrameError, FrameKind, FrameStart, SelfDestruct } from '../hooks.ts';
+import { EvmPatch } from './evmPatch.ts';
+import { type GethTracer, hex, quantity, type TxContext, type TxOutcome, word } from './types.ts';
+
+/** geth's callFrame JSON (eth/tracers/native/call.go). */
+interface CallFrame {
+  type: string;
+  from: string;
+  gas: string;
+  gasUsed: string;
+  to?: string;
+  input: string;
+  output?: string;
+  error?: string;
+  revertReason?: string;
+  calls?: CallFrame[];
+  logs?: CallLog[];
+  value?: string;
+}
+
+interface CallLog {
+  address: string;
+  topics: string[];
+  data: string;
+  /** Calls of the frame made before the log: where it sits among them. */
+  position: string;
+}
+
+interface Open {
+  frame: CallFrame;
+  calls: CallFrame[];
+  logs: CallLog[];
+  /** geth's revertedSnapshot: the frame failed, so its logs (and its callees') never happened. */
+  failed: boolean;
+}
+
+const TYPES: Record<FrameKind, string> = {
+  call: 'CALL',
+  callcode: 'CALLCODE',
+  delegatecall: 'DELEGATECALL',
+  staticcall: 'STATICCALL',
+  create: 'CREATE',
+  create2: 'CREATE2',
+};
+
+// geth's EVM error texts (core/vm/errors.go). Where geth adds details ethereumjs does not keep (the
+// opcode, the stack sizes), the text is given without them.
+export const GETH_ERRORS: Record<FrameError, string> = {
+  revert: 'execution reverted',
+  'out of gas': 'out of gas',
+  'invalid jump': 'invalid jump destination',
+  'invalid opcode': 'invalid opcode',
+  'stack underflow': 'stack underflow',
+  'stack overflow': 'stack limit reached 1024 (1023)',
+  'static state change': 'write protection',
+  'insufficient balance': 'insufficient balance for transfer',
+  'call depth': 'max call depth exceeded',
+  'create collision': 'contract address collision',
+  'code size': 'max code size exceeded',
+  'invalid code': 'invalid code: must not begin with 0xef',
+  'precompile failed': 'precompile failed',
+  'return data out of bounds': 'return data out of bounds',
+  'nonce overflow': 'nonce uint64 overflow',
+  other: 'execution failed',
+};
+
+const LOG_OPS = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4];
+
+/**
+ * geth's callTracer: the call tree of one transaction, each frame with the gas it was given and
+ * used, its input and output, its error (and the decoded revert reason), and with `withLog` the logs
+ * it emitted, placed among its calls. The top frame has the transaction's gas limit and the
+ * receipt's gas used (intrinsic gas and refunds included), as geth reports them.
+ */
+export class CallTracer implements GethTracer {
+  private readonly stack: Open[] = [];
+  private root: Open | null = null;
+  /** Frames entered, counted also when `onlyTopCall` leaves them out. */
+  private depth = 0;
+  private patch: EvmPatch | null = null;
+
+  constructor(
+    private readonly tx: TxContext,
+    private readonly config: { onlyTopCall: boolean; withLog: boolean },
+  ) {}
+
+  attach(evm: EVM): void {
+    if (!this.config.withLog) return;
+    this.patch = new EvmPatch(evm);
+    this.patch.afterOp(LOG_OPS, 6, (runState, args) => {
+      const open = this.stack[this.stack.length - 1];
+      if (!open || (this.config.onlyTopCall && this.depth > 1)) return;
+      const [offset = 0n, size = 0n, ...topics] = args;
+      const count = Math.max(0, args.length - 2);
+      open.logs.push({
+        address: hex(runState.interpreter.getAddress().bytes),
+        topics: topics.slice(0, count).map((t) => word(t)),
+        data: size === 0n ? '0x' : hex(runState.memory.read(Number(offset), Number(size))),
+        position: quantity(open.calls.length),
+      });
+    });
+  }
+
+  detach(): void {
+    this.patch?.restore();
+    this.patch = null;
+  }
+
+  frameStart(start: FrameStart): void {
+    this.depth++;
+    if (this.config.onlyTopCall && start.depth > 0) return;
+    const frame: CallFrame = {
+      type: TYPES[start.kind],
+      from: hex(start.from),
+      gas: quantity(start.depth === 0 ? this.tx.gasLimit : start.gas),
+      gasUsed: '0x0',
+      input: hex(start.input),
+    };
+    if (start.to) frame.to = hex(start.to);
+    if (start.kind !== 'staticcall') frame.value = quantity(start.value);
+    const open: Open = { frame, calls: [], logs: [], failed: false };
+    if (!this.root) this.root = open;
+    this.stack.push(open);
+  }
+
+  frameEnd(end: FrameEnd): void {
+    this.depth--;
+    if (this.config.onlyTopCall && this.depth > 0) return;
+    const open = this.stack.pop();
+    if (!open) return;
+    const frame = open.frame;
+    frame.gasUsed = quantity(end.gasUsed);
+    const creation = frame.type === 'CREATE' || frame.type === 'CREATE2';
+    if (creation && end.createdAddress) frame.to = hex(end.createdAddress);
+    if (end.error === null) {
+      if (end.output.length > 0) frame.output = hex(end.output);
+    } else {
+      frame.error = GETH_ERRORS[end.error];
+      open.failed = true;
+      if (creation) delete frame.to;
+      if (end.error === 'revert' && end.output.length > 0) {
+        frame.output = hex(end.output);
+        const reason = revertReason(end.output);
+        if (reason !== null) frame.revertReason = reason;
+      }
+    }
+    if (open.calls.length > 0) frame.calls = open.calls;
+    if (open.logs.length > 0) frame.logs = open.logs;
+    this.stack[this.stack.length - 1]?.calls.push(frame);
+    if (open.failed) for (const child of open.calls) dropLogs(child);
+    if (open.failed) delete frame.logs;
+  }
+
+  selfDestruct(event: SelfDestruct): void {
+    // geth reports SELFDESTRUCT as a frame one level down: never the top call.
+    if (this.config.onlyTopCall) return;
+    this.stack[this.stack.length - 1]?.calls.push({
+      type: 'SELFDESTRUCT',
+      from: hex(event.address),
+      gas: '0x0',
+      gasUsed: '0x0',
+      to: hex(setLengthLeft(event.beneficiary, 20)),
+      input: '0x',
+      value: quantity(event.balance),
+    });
+  }
+
+  async result(outcome: TxOutcome): Promise<unknown> {
+    const root = this.root;
+    if (!root) {
+      return {
+        type: this.tx.creation ? 'CREATE' : 'CALL',
+        from: hex(this.tx.from),
+        gas: quantity(this.tx.gasLimit),
+        gasUsed: quantity(outcome.gasUsed),
+        to: hex(this.tx.to),
+        input: '0x',
+        value: quantity(this.tx.value),
+      };
+    }
+    root.frame.gasUsed = quantity(outcome.gasUsed);
+    return root.frame;
+  }
+}
+
+function dropLogs(frame: CallFrame): void {
+  delete frame.logs;
+  for (const child of frame.calls ?? []) dropLogs(child);
+}

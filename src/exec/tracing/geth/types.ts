@@ -1,0 +1,119 @@
+import type { EVM } from '@ethereumjs/evm';
+import { Address } from '@ethereumjs/util';
+import type { ExecutionTracer } from '../hooks.ts';
+
+/** geth's struct logger options (eth/tracers/logger.Config); geth's defaults are all false. */
+export interface StructLoggerOptions {
+  disableStack: boolean;
+  disableStorage: boolean;
+  enableMemory: boolean;
+  enableReturnData: boolean;
+  /** Most struct logs recorded; 0 = no limit (geth's `limit`). */
+  limit: number;
+}
+
+/** Which tracer a debug_trace* request asked for, as plain data (it crosses to the worker). */
+export type GethTracerConfig =
+  | { tracer: 'structLogger'; options: StructLoggerOptions }
+  | { tracer: 'callTracer'; onlyTopCall: boolean; withLog: boolean }
+  | { tracer: 'prestateTracer'; diffMode: boolean; disableCode: boolean; disableStorage: boolean }
+  | { tracer: 'noopTracer' };
+
+/** What geth knows of a transaction when it starts tracing it (OnTxStart) and ends it (OnTxEnd). */
+export interface TxContext {
+  from: Uint8Array;
+  /** The recipient, or for a creation the address the transaction creates. */
+  to: Uint8Array;
+  creation: boolean;
+  value: bigint;
+  gasLimit: bigint;
+  coinbase: Uint8Array;
+  /** EIP-7702 authorities the transaction names (recovered; invalid ones left out). */
+  authorities: Uint8Array[];
+}
+
+export interface TxOutcome {
+  /** Gas the receipt says the transaction used (refunds and the EIP-7623 floor applied). */
+  gasUsed: bigint;
+}
+
+/**
+ * One geth tracer on one transaction. It sees frames through the trace hooks; `attach` connects what
+ * else it needs on the EVM (step listener, wrapped opcodes) and `detach` undoes it, so a reused EVM
+ * runs untouched afterwards. `detach` must be called right after the transaction, before the state
+ * moves on: tracers that report state read it then. `result` formats once the receipt is known.
+ */
+export interface GethTracer extends ExecutionTracer {
+  attach(evm: EVM): void;
+  detach(): void;
+  result(outcome: TxOutcome): Promise<unknown>;
+}
+
+export interface AccountState {
+  balance: bigint;
+  nonce: bigint;
+  code: Uint8Array;
+}
+
+/**
+ * Reads state as it is at the moment of the call, though the answer comes later. This holds for the
+ * overlay state (src/exec/overlayState.ts) the EVMs here run on: a read of an account or slot the
+ * overlay holds is taken before its first `await`, and anything else comes from the flat history of
+ * the parent block, which never changes. Tracers rely on it to read state from synchronous EVM
+ * events without stalling the EVM (geth reads the StateDB inside its hooks).
+ */
+export interface StateReader {
+  account(address: Uint8Array): Promise<AccountState>;
+  storage(address: Uint8Array, slot: Uint8Array): Promise<Uint8Array>;
+}
+
+interface StateLike {
+  getAccount(address: Address): Promise<{ balance: bigint; nonce: bigint } | undefined>;
+  getCode(address: Address): Promise<Uint8Array>;
+  getStorage(address: Address, slot: Uint8Array): Promise<Uint8Array>;
+}
+
+export function stateReader(evm: EVM): StateReader {
+  const state = evm.stateManager as unknown as StateLike;
+  return {
+    account(address) {
+      const at = new Address(address);
+      const account = state.getAccount(at);
+      const code = state.getCode(at);
+      return Promise.all([account, code]).then(([a, c]) => ({
+        balance: a?.balance ?? 0n,
+        nonce: a?.nonce ?? 0n,
+        code: a ? c : new Uint8Array(),
+      }));
+    },
+    storage: (address, slot) => state.getStorage(new Address(address), slot),
+  };
+}
+
+export function hex(bytes: Uint8Array): string {
+  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`;
+}
+
+export function quantity(n: bigint | number): string {
+  return `0x${n.toString(16)}`;
+}
+
+/** A 32-byte word as geth prints hashes: 0x and 64 digits. */
+export function word(value: bigint | Uint8Array): string {
+  if (typeof value === 'bigint') return `0x${value.toString(16).padStart(64, '0')}`;
+  return `0x${Buffer.from(value).toString('hex').padStart(64, '0')}`;
+}
+
+export function wordBytes(value: bigint): Uint8Array {
+  return Buffer.from(value.toString(16).padStart(64, '0'), 'hex');
+}
+
+export function addressKey(bytes: Uint8Array): string {
+  return hex(bytes);
+}
+
+/** Swallows a rejection here (it is awaited, and reported, by `result`): no unhandled rejection if the replay fails first. */
+export function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}

@@ -1,0 +1,124 @@
+import type { BlockOverrides, StateOverrides } from '../../../exec/callRequest.ts';
+import type { GethTracerConfig } from '../../../exec/tracing/geth/index.ts';
+import { blockOverrides, stateOverrides } from '../../callObject.ts';
+import { ServerError } from '../../errors.ts';
+import { ParamProblem } from '../../params.ts';
+
+/** A parsed geth TraceConfig: the tracer, and the request's own deadline if it named one. */
+export interface TraceOptions {
+  tracer: GethTracerConfig;
+  /** geth's `timeout`, in ms; the service caps it at its own deadline. */
+  timeoutMs?: number;
+}
+
+/** debug_traceCall's TraceCallConfig: a TraceConfig plus overrides. */
+export interface TraceCallOptions extends TraceOptions {
+  stateOverrides?: StateOverrides;
+  blockOverrides?: BlockOverrides;
+}
+
+export const DEFAULT_TRACE_OPTIONS: TraceOptions = {
+  tracer: {
+    tracer: 'structLogger',
+    options: {
+      disableStack: false,
+      disableStorage: false,
+      enableMemory: false,
+      enableReturnData: false,
+      limit: 0,
+    },
+  },
+};
+
+export function traceConfig(value: unknown): TraceOptions {
+  const o = object(value, 'trace config');
+  const timeoutMs = o.timeout === undefined || o.timeout === null ? undefined : duration(o.timeout);
+  return { tracer: tracerOf(o), ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+}
+
+export function traceCallConfig(value: unknown): TraceCallOptions {
+  const o = object(value, 'trace config');
+  return {
+    ...traceConfig(value),
+    ...(o.stateOverrides ? { stateOverrides: stateOverrides(o.stateOverrides) } : {}),
+    ...(o.blockOverrides ? { blockOverrides: blockOverrides(o.blockOverrides) } : {}),
+  };
+}
+
+function tracerOf(o: Record<string, unknown>): GethTracerConfig {
+  const name = o.tracer;
+  const config =
+    o.tracerConfig === undefined || o.tracerConfig === null ? {} : object(o.tracerConfig, 'tracerConfig');
+  if (name === undefined || name === null || name === '') {
+    return {
+      tracer: 'structLogger',
+      options: {
+        disableStack: flag(o, 'disableStack'),
+        disableStorage: flag(o, 'disableStorage'),
+        enableMemory: flag(o, 'enableMemory'),
+        enableReturnData: flag(o, 'enableReturnData'),
+        limit: o.limit === undefined || o.limit === null ? 0 : count(o.limit, 'limit'),
+      },
+    };
+  }
+  switch (name) {
+    case 'callTracer':
+      return {
+        tracer: 'callTracer',
+        onlyTopCall: flag(config, 'onlyTopCall'),
+        withLog: flag(config, 'withLog'),
+      };
+    case 'prestateTracer':
+      return {
+        tracer: 'prestateTracer',
+        diffMode: flag(config, 'diffMode'),
+        disableCode: flag(config, 'disableCode'),
+        disableStorage: flag(config, 'disableStorage'),
+      };
+    case 'noopTracer':
+      return { tracer: 'noopTracer' };
+    default:
+      // geth also runs JavaScript tracers given as source; this service runs only the native ones.
+      throw new ServerError('tracer not found');
+  }
+}
+
+const UNITS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/** A Go duration ("5s", "1m30s", "300ms"), as geth's `timeout` takes it, in milliseconds. */
+export function duration(value: unknown): number {
+  if (typeof value !== 'string') throw new ParamProblem('timeout: expected a duration string');
+  const parts = [...value.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/gy)];
+  const consumed = parts.reduce((n, m) => n + m[0].length, 0);
+  if (value === '' || parts.length === 0 || consumed !== value.length)
+    throw new ServerError(`time: invalid duration ${JSON.stringify(value)}`);
+  return parts.reduce((ms, m) => ms + Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000), 0);
+}
+
+function flag(o: Record<string, unknown>, name: string): boolean {
+  const v = o[name];
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new ParamProblem(`${name}: expected a boolean`);
+  return v;
+}
+
+function count(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw new ParamProblem(`${name}: expected a non-negative integer`);
+  return value;
+}
+
+function object(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ParamProblem(`${what} must be an object`);
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,407 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { asm } from '../support/asm.ts';
+import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+
+// The conformance chain's funded sender, and addresses for contracts put in place by overrides.
+const SENDER = '0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f';
+const COUNTER = '0x00000000000000000000000000000000c0ffee01';
+const REVERTER = '0x00000000000000000000000000000000c0ffee02';
+const CALLER = '0x00000000000000000000000000000000c0ffee03';
+const CLEARER = '0x00000000000000000000000000000000c0ffee04';
+const RUNS_OFF = '0x00000000000000000000000000000000c0ffee05';
+const WORD = (n: number | bigint) => `0x${n.toString(16).padStart(64, '0')}`;
+
+// slot0 += 1; return slot0
+const COUNTER_CODE = asm(
+  'PUSH1 0 SLOAD PUSH1 1 ADD DUP1 PUSH1 0 SSTORE PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN',
+);
+// revert Error("boom")
+const REVERTER_CODE = asm(`
+  PUSH32 0x08c379a000000000000000000000000000000000000000000000000000000000 PUSH1 0 MSTORE
+  PUSH1 0x20 PUSH1 4 MSTORE
+  PUSH1 4 PUSH1 0x24 MSTORE
+  PUSH32 0x626f6f6d00000000000000000000000000000000000000000000000000000000 PUSH1 0x44 MSTORE
+  PUSH1 0x64 PUSH1 0 REVERT
+`);
+// LOG1, CALL the counter, STATICCALL the reverter, LOG1, return the counter's answer
+const CALLER_CODE = asm(`
+  PUSH1 0xaa PUSH1 0 MSTORE
+  PUSH1 0x11 PUSH1 0x20 PUSH1 0 LOG1
+  PUSH1 0x20 PUSH1 0 PUSH1 0 PUSH1 0 PUSH1 0 PUSH20 ${COUNTER} GAS CALL POP
+  PUSH1 0 PUSH1 0 PUSH1 0 PUSH1 0 PUSH20 ${REVERTER} GAS STATICCALL POP
+  PUSH1 0x22 PUSH1 0x20 PUSH1 0 LOG1
+  PUSH1 0x20 PUSH1 0 RETURN
+`);
+// slot0 = 0 (the override sets it to 1 first, so the write earns a refund)
+const CLEARER_CODE = asm('PUSH1 0 PUSH1 0 SSTORE PUSH1 0 PUSH1 0 SSTORE STOP');
+// two pushes and no STOP: geth still records the STOP past the end of the code
+const RUNS_OFF_CODE = asm('PUSH1 1 PUSH1 2');
+
+const OVERRIDES = {
+  [COUNTER]: { code: COUNTER_CODE },
+  [REVERTER]: { code: REVERTER_CODE },
+  [CALLER]: { code: CALLER_CODE },
+  [CLEARER]: { code: CLEARER_CODE, state: { [WORD(0)]: WORD(1) } },
+  [RUNS_OFF]: { code: RUNS_OFF_CODE },
+};
+
+interface StructLog {
+  pc: number;
+  op: string;
+  gas: number;
+  gasCost: number;
+  depth: number;
+  stack?: string[];
+  memory?: string[];
+  storage?: Record<string, string>;
+  returnData?: string;
+  refund?: number;
+  error?: string;
+}
+interface StructResult {
+  gas: number;
+  failed: boolean;
+  returnValue: string;
+  structLogs: StructLog[];
+}
+interface CallFrame {
+  type: string;
+  from: string;
+  to?: string;
+  gas: string;
+  gasUsed: string;
+  input: string;
+  output?: string;
+  error?: string;
+  revertReason?: string;
+  value?: string;
+  calls?: CallFrame[];
+  logs?: Array<{ address: string; topics: string[]; data: string; position: string }>;
+}
+interface PrestateAccount {
+  balance?: string;
+  nonce?: number;
+  code?: string;
+  storage?: Record<string, string>;
+}
+type Prestate = Record<string, PrestateAccount>;
+interface Receipt {
+  gasUsed: string;
+  status?: string;
+  from: string;
+  transactionHash: string;
+}
+
+describe('debug_trace* (geth tracers)', () => {
+  let chain: { datadir: string; cleanup: () => void };
+  let server: RunningServer;
+  before(async () => {
+    chain = await importConformanceChain();
+    server = await startServer(chain.datadir);
+  });
+  after(async () => {
+    await server?.close();
+    chain?.cleanup();
+  });
+
+  const traceCall = <T>(call: Record<string, unknown>, config: Record<string, unknown> = {}) =>
+    server.rpc<T>('debug_traceCall', [
+      { from: SENDER, gas: '0x100000', ...call },
+      'latest',
+      { stateOverrides: OVERRIDES, ...config },
+    ]);
+  const errorOf = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (e) {
+      return e as Error & { code: number };
+    }
+    assert.fail('expected a JSON-RPC error');
+  };
+  const receiptsOf = (block: string) => server.rpc<Receipt[]>('eth_getBlockReceipts', [block]);
+
+  describe('struct logger', () => {
+    it('logs each op with gas before it and its cost, ending in RETURN with the output', async () => {
+      const r = await traceCall<StructResult>({ to: COUNTER });
+      assert.equal(r.failed, false);
+      assert.equal(r.returnValue, WORD(1));
+      assert.deepEqual(
+        r.structLogs.map((l) => l.op),
+        [
+          'PUSH1',
+          'SLOAD',
+          'PUSH1',
+          'ADD',
+          'DUP1',
+          'PUSH1',
+          'SSTORE',
+          'PUSH1',
+          'MSTORE',
+          'PUSH1',
+          'PUSH1',
+          'RETURN',
+        ],
+      );
+      // Each op starts with what the one before it left.
+      for (let i = 1; i < r.structLogs.length; i++) {
+        const [prev, log] = [r.structLogs[i - 1], r.structLogs[i]];
+        assert.ok(prev && log);
+        assert.equal(log.gas, prev.gas - prev.gasCost, `op ${i}`);
+      }
+      // The first op has the gas limit less the intrinsic gas; the receipt-style total follows.
+      assert.equal(r.structLogs[0]?.gas, 0x100000 - 21_000);
+      assert.equal(r.structLogs[0]?.depth, 1);
+      assert.deepEqual(r.structLogs[0]?.stack, []);
+      assert.deepEqual(r.structLogs[2]?.stack, ['0x0']);
+    });
+
+    it('shows the slots touched so far at each SLOAD and SSTORE, as 32-byte words', async () => {
+      const r = await traceCall<StructResult>({ to: COUNTER });
+      const sload = r.structLogs.find((l) => l.op === 'SLOAD');
+      const sstore = r.structLogs.find((l) => l.op === 'SSTORE');
+      assert.deepEqual(sload?.storage, { [WORD(0)]: WORD(0) });
+      assert.deepEqual(sstore?.storage, { [WORD(0)]: WORD(1) });
+      assert.ok(r.structLogs.filter((l) => l.storage).length === 2, 'storage only on SLOAD/SSTORE');
+    });
+
+    it('honours disableStack, disableStorage, enableMemory and limit', async () => {
+      const bare = await traceCall<StructResult>(
+        { to: COUNTER },
+        { disableStack: true, disableStorage: true },
+      );
+      assert.ok(bare.structLogs.every((l) => l.stack === undefined && l.storage === undefined));
+      const memory = await traceCall<StructResult>({ to: COUNTER }, { enableMemory: true });
+      const ret = memory.structLogs.find((l) => l.op === 'RETURN');
+      assert.deepEqual(ret?.memory, [WORD(1)]);
+      // Memory is shown as the op finds it: empty (so absent) before the first MSTORE runs.
+      assert.equal(memory.structLogs.find((l) => l.op === 'MSTORE')?.memory, undefined);
+      const plain = await traceCall<StructResult>({ to: COUNTER });
+      assert.ok(plain.structLogs.every((l) => l.memory === undefined));
+      const limited = await traceCall<StructResult>({ to: COUNTER }, { limit: 3 });
+      assert.equal(limited.structLogs.length, 3);
+    });
+
+    it('counts the gas handed to a callee in the CALL cost and shows returnData when asked', async () => {
+      const r = await traceCall<StructResult>({ to: CALLER }, { enableReturnData: true });
+      const calls = r.structLogs.filter((l) => l.op === 'CALL' || l.op === 'STATICCALL');
+      assert.equal(calls.length, 2);
+      for (const call of calls) {
+        const i = r.structLogs.indexOf(call);
+        const callee = r.structLogs[i + 1];
+        assert.equal(callee?.depth, 2);
+        // The callee starts with what the CALL's cost handed over (no value, so no stipend); the
+        // CALL's own part is the 100 gas of a warm-or-cold access and nothing else here.
+        assert.ok(callee && call.gasCost - callee.gas >= 100 && call.gasCost - callee.gas <= 2600);
+      }
+      const afterCall = r.structLogs.find((l, i) => l.depth === 1 && r.structLogs[i - 1]?.depth === 2);
+      assert.equal(afterCall?.returnData, WORD(1));
+      assert.equal(r.returnValue, WORD(1));
+      const without = await traceCall<StructResult>({ to: CALLER });
+      assert.ok(without.structLogs.every((l) => l.returnData === undefined));
+    });
+
+    it('reports a revert as failed with the revert data as returnValue', async () => {
+      const r = await traceCall<StructResult>({ to: REVERTER });
+      assert.equal(r.failed, true);
+      assert.ok(r.returnValue.startsWith('0x08c379a0'));
+      assert.equal(r.structLogs.at(-1)?.op, 'REVERT');
+    });
+
+    it('shows the refund counter once a write earns one', async () => {
+      const r = await traceCall<StructResult>({ to: CLEARER });
+      const [first, second] = r.structLogs.filter((l) => l.op === 'SSTORE');
+      assert.equal(first?.refund, 4800);
+      assert.equal(second?.refund, 4800);
+      assert.equal(r.structLogs[0]?.refund, undefined);
+    });
+
+    it('records the STOP geth runs past the end of the code', async () => {
+      const r = await traceCall<StructResult>({ to: RUNS_OFF });
+      assert.deepEqual(
+        r.structLogs.map((l) => [l.pc, l.op, l.gasCost]),
+        [
+          [0, 'PUSH1', 3],
+          [2, 'PUSH1', 3],
+          [4, 'STOP', 0],
+        ],
+      );
+      assert.deepEqual(r.structLogs[2]?.stack, ['0x1', '0x2']);
+    });
+
+    it('marks an op that runs out of gas with the error', async () => {
+      const r = await traceCall<StructResult>({ to: COUNTER, gas: `0x${(21_000 + 2_000).toString(16)}` });
+      assert.equal(r.failed, true);
+      assert.equal(r.returnValue, '0x');
+      const last = r.structLogs.at(-1);
+      assert.equal(last?.op, 'SLOAD');
+      assert.equal(last?.error, 'out of gas');
+    });
+  });
+
+  describe('callTracer', () => {
+    it('gives the call tree with gas, output, revert reason and logs placed among calls', async () => {
+      const r = await traceCall<CallFrame>(
+        { to: CALLER },
+        { tracer: 'callTracer', tracerConfig: { withLog: true } },
+      );
+      assert.equal(r.type, 'CALL');
+      assert.equal(r.from, SENDER);
+      assert.equal(r.to, CALLER);
+      assert.equal(r.gas, '0x100000');
+      assert.equal(r.value, '0x0');
+      assert.equal(r.output, WORD(1));
+      const [counter, reverter] = r.calls ?? [];
+      assert.equal(counter?.type, 'CALL');
+      assert.equal(counter?.from, CALLER);
+      assert.equal(counter?.to, COUNTER);
+      assert.equal(counter?.output, WORD(1));
+      assert.equal(reverter?.type, 'STATICCALL');
+      assert.equal(reverter?.value, undefined, 'STATICCALL has no value');
+      assert.equal(reverter?.error, 'execution reverted');
+      assert.equal(reverter?.revertReason, 'boom');
+      assert.deepEqual(
+        r.logs?.map((l) => [l.topics, l.data, l.position]),
+        [
+          [[WORD(0x11)], WORD(0xaa), '0x0'],
+          [[WORD(0x22)], WORD(1), '0x2'],
+        ],
+      );
+      assert.equal(r.logs?.[0]?.address, CALLER);
+      // The top frame's gasUsed is the whole call's, intrinsic gas included, as the struct logger's.
+      const logged = await traceCall<StructResult>({ to: CALLER });
+      assert.equal(BigInt(r.gasUsed), BigInt(logged.gas));
+      assert.ok(BigInt(r.gasUsed) > BigInt(counter?.gasUsed ?? 0) + 21_000n);
+    });
+
+    it('leaves out logs unless withLog, and subcalls with onlyTopCall', async () => {
+      const plain = await traceCall<CallFrame>({ to: CALLER }, { tracer: 'callTracer' });
+      assert.equal(plain.logs, undefined);
+      assert.equal(plain.calls?.length, 2);
+      const top = await traceCall<CallFrame>(
+        { to: CALLER },
+        { tracer: 'callTracer', tracerConfig: { onlyTopCall: true, withLog: true } },
+      );
+      assert.equal(top.calls, undefined);
+      assert.deepEqual(
+        top.logs?.map((l) => l.position),
+        ['0x0', '0x0'],
+      );
+    });
+
+    it('matches the receipts of replayed blocks: top gasUsed, failure, one entry per transaction', async () => {
+      for (const block of ['0x1', '0x2', '0x2d']) {
+        const [traces, receipts] = await Promise.all([
+          server.rpc<Array<{ txHash: string; result: CallFrame }>>('debug_traceBlockByNumber', [
+            block,
+            { tracer: 'callTracer' },
+          ]),
+          receiptsOf(block),
+        ]);
+        assert.equal(traces.length, receipts.length);
+        for (const [i, { txHash, result }] of traces.entries()) {
+          const receipt = receipts[i];
+          assert.ok(receipt);
+          assert.equal(txHash, receipt.transactionHash);
+          assert.equal(result.gasUsed, receipt.gasUsed, `${block}/${i}`);
+          assert.equal(result.from, receipt.from);
+          if (receipt.status !== undefined)
+            assert.equal(result.error === undefined, receipt.status === '0x1');
+        }
+      }
+    });
+  });
+
+  describe('prestateTracer', () => {
+    it('lists the touched accounts as they were, with the slots read or written', async () => {
+      const r = await traceCall<Prestate>({ to: CALLER }, { tracer: 'prestateTracer' });
+      for (const address of [SENDER, CALLER, COUNTER, REVERTER]) assert.ok(r[address], address);
+      assert.deepEqual(r[COUNTER]?.storage, { [WORD(0)]: WORD(0) });
+      assert.equal(r[COUNTER]?.code, COUNTER_CODE);
+      const balance = await server.rpc<string>('eth_getBalance', [SENDER, 'latest']);
+      assert.equal(r[SENDER]?.balance, balance);
+    });
+
+    it('gives {pre, post} of what changed in diffMode', async () => {
+      const r = await traceCall<{ pre: Prestate; post: Prestate }>(
+        { to: CALLER },
+        { tracer: 'prestateTracer', tracerConfig: { diffMode: true } },
+      );
+      assert.deepEqual(r.post[COUNTER]?.storage, { [WORD(0)]: WORD(1) });
+      // A zero slot is left out of pre; an account that did not change is in neither.
+      assert.equal(r.pre[COUNTER]?.storage, undefined);
+      assert.equal(r.pre[REVERTER], undefined);
+      assert.equal(r.post[REVERTER], undefined);
+      assert.equal(r.post[SENDER]?.nonce, (r.pre[SENDER]?.nonce ?? 0) + 1);
+    });
+
+    it('agrees with eth_getBalance before and after mined transactions', async () => {
+      const number = 0x2d;
+      const block = `0x${number.toString(16)}`;
+      const parent = `0x${(number - 1).toString(16)}`;
+      const receipts = await receiptsOf(block);
+      const pre = await server.rpc<Array<{ result: Prestate }>>('debug_traceBlockByNumber', [
+        block,
+        { tracer: 'prestateTracer' },
+      ]);
+      const diff = await server.rpc<Array<{ result: { pre: Prestate; post: Prestate } }>>(
+        'debug_traceBlockByNumber',
+        [block, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }],
+      );
+      const first = receipts[0];
+      assert.ok(first);
+      assert.equal(
+        pre[0]?.result[first.from]?.balance,
+        await server.rpc('eth_getBalance', [first.from, parent]),
+      );
+      // A sender's state after its last transaction of the block is its state after the block.
+      const last = receipts.length - 1 - [...receipts].reverse().findIndex((r) => r.from === first.from);
+      assert.equal(
+        diff[last]?.result.post[first.from]?.balance,
+        await server.rpc('eth_getBalance', [first.from, block]),
+      );
+      assert.equal(
+        diff[last]?.result.post[first.from]?.nonce,
+        Number(await server.rpc<string>('eth_getTransactionCount', [first.from, block])),
+      );
+    });
+  });
+
+  describe('methods', () => {
+    it('debug_traceTransaction answers what the block trace has for that transaction', async () => {
+      const block = await server.rpc<Array<{ txHash: string; result: unknown }>>('debug_traceBlockByNumber', [
+        '0x2',
+        { tracer: 'callTracer' },
+      ]);
+      const entry = block[2];
+      assert.ok(entry);
+      const single = await server.rpc('debug_traceTransaction', [entry.txHash, { tracer: 'callTracer' }]);
+      assert.deepEqual(single, entry.result);
+      const hash = await server
+        .rpc<string>('eth_getBlockByNumber', ['0x2', false])
+        .then((b) => (b as unknown as { hash: string }).hash);
+      assert.deepEqual(await server.rpc('debug_traceBlockByHash', [hash, { tracer: 'callTracer' }]), block);
+    });
+
+    it('answers geth errors: unknown tracer, block, transaction, genesis, bad timeout', async () => {
+      const tracer = await errorOf(traceCall({ to: COUNTER }, { tracer: 'fourByteTracerX' }));
+      assert.equal(tracer.code, -32000);
+      assert.equal(tracer.message, 'tracer not found');
+      const block = await errorOf(server.rpc('debug_traceBlockByNumber', ['0x3e8']));
+      assert.equal(block.message, 'block #1000 not found');
+      const genesis = await errorOf(server.rpc('debug_traceBlockByNumber', ['earliest']));
+      assert.equal(genesis.message, 'genesis is not traceable');
+      const tx = await errorOf(server.rpc('debug_traceTransaction', [WORD(1)]));
+      assert.equal(tx.message, 'transaction not found');
+      const timeout = await errorOf(server.rpc('debug_traceBlockByNumber', ['0x1', { timeout: 'soon' }]));
+      assert.equal(timeout.code, -32000);
+      const flag = await errorOf(server.rpc('debug_traceBlockByNumber', ['0x1', { disableStack: 'yes' }]));
+      assert.equal(flag.code, -32602);
+    });
+
+    it('accepts a timeout and caps it at the server deadline', async () => {
+      const r = await server.rpc<StructResult[]>('debug_traceBlockByNumber', ['0x1', { timeout: '1m' }]);
+      assert.equal(r.length, 4);
+    });
+  });
+});
