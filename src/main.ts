@@ -15,6 +15,7 @@ commands:
       execute and verify the blocks of geth-export files and store them
   start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
         [--workers N] [--exec-timeout MS] [--gas-cap GAS] [--max-calls N]
+        [--trace-cache-mb MB] [--trace-filter-blocks N]
       serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>
   keys create [--name NAME] | list | revoke KEY_OR_NAME  [--datadir DIR]
       manage the API keys kept (hashed) in the datadir
@@ -67,6 +68,8 @@ async function startCommand(args: string[]): Promise<void> {
       'exec-timeout': { type: 'string' },
       'gas-cap': { type: 'string' },
       'max-calls': { type: 'string' },
+      'trace-cache-mb': { type: 'string' },
+      'trace-filter-blocks': { type: 'string' },
     },
   });
   const count = (flag: string, value: string | undefined, fallback: number) => {
@@ -87,6 +90,18 @@ async function startCommand(args: string[]): Promise<void> {
     maxCalls: count('max-calls', values['max-calls'], DEFAULT_CONFIG.traceLimits.maxCalls),
   };
   const callLimits = { ...DEFAULT_CONFIG.callLimits, gasCap };
+  const cacheMb = values['trace-cache-mb'];
+  if (cacheMb !== undefined && !/^[0-9]+$/.test(cacheMb))
+    throw new UserError(`--trace-cache-mb ${cacheMb} is not a size in MB`);
+  const replayLimits = {
+    ...DEFAULT_CONFIG.replayLimits,
+    ...(cacheMb === undefined ? {} : { cacheBytes: Number(cacheMb) * 1024 * 1024 }),
+    maxFilterBlocks: count(
+      'trace-filter-blocks',
+      values['trace-filter-blocks'],
+      DEFAULT_CONFIG.replayLimits.maxFilterBlocks,
+    ),
+  };
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port ${values.port} is not a port number`);
@@ -109,7 +124,7 @@ async function startCommand(args: string[]): Promise<void> {
   const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
   const store = await openLmdbStore(datadir, { readOnly: true });
   const app = await buildApp(
-    { ...DEFAULT_CONFIG, host: values.host, port, keys, execution, traceLimits, callLimits },
+    { ...DEFAULT_CONFIG, host: values.host, port, keys, execution, traceLimits, callLimits, replayLimits },
     { store, datadir },
   );
   await app.warm();

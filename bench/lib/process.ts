@@ -84,10 +84,13 @@ export async function startChild(
 }
 
 /** `ethtrace start` on an OS-chosen port without keys; resolves with its HTTP JSON-RPC URL. */
-export async function startEthtrace(datadir: string): Promise<Child & { url: string }> {
+export async function startEthtrace(
+  datadir: string,
+  extraArgs: string[] = [],
+): Promise<Child & { url: string }> {
   const child = await startChild(
     process.execPath,
-    [CLI, 'start', '--datadir', datadir, '--port', '0', '--no-auth'],
+    [CLI, 'start', '--datadir', datadir, '--port', '0', '--no-auth', ...extraArgs],
     /HTTP\s+(http:\/\/\S+)\r?\n/,
   );
   return { ...child, url: child.ready };

@@ -1,7 +1,15 @@
 import type { Block } from '@ethereumjs/block';
+import { Hardfork } from '@ethereumjs/common';
 import type { EVM } from '@ethereumjs/evm';
 import type { TypedTransaction } from '@ethereumjs/tx';
-import { type RunTxResult, runBlock } from '@ethereumjs/vm';
+import {
+  Address,
+  bigIntToAddressBytes,
+  bigIntToBytes,
+  createAddressFromString,
+  setLengthLeft,
+} from '@ethereumjs/util';
+import { type RunTxResult, runBlock, runTx, type VM } from '@ethereumjs/vm';
 import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { TraceTypes } from './callRequest.ts';
@@ -33,6 +41,50 @@ export interface ReplayedBlock {
   txs: ReplayedTx[];
   /** What each `extra` tracer returned from `finish()`, per transaction. */
   extra: unknown[];
+}
+
+/**
+ * The part of block processing that transactions can observe: the EIP-4788 and EIP-2935 system
+ * writes before them, then each transaction with fees as in the block. runBlock would also build
+ * the transaction and receipt tries, re-create the block and pay withdrawals and rewards, none of
+ * which a trace of the transactions sees (measured: about 40% of a 200-transaction replay).
+ */
+// EIP-4788's contract (ethereumjs keeps its address as a constant, not a parameter).
+const BEACON_ROOTS_ADDRESS = createAddressFromString('0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02');
+
+async function runTransactions(vm: VM, block: Block): Promise<void> {
+  const common = vm.common;
+  const state = vm.stateManager;
+  const header = block.header;
+  if (common.isActivatedEIP(4788) && header.parentBeaconBlockRoot) {
+    const address = BEACON_ROOTS_ADDRESS;
+    if ((await state.getCode(address)).length > 0) {
+      const ring = common.param('historicalRootsLength');
+      const index = header.timestamp % ring;
+      await state.putStorage(
+        address,
+        setLengthLeft(bigIntToBytes(index), 32),
+        bigIntToBytes(header.timestamp),
+      );
+      await state.putStorage(
+        address,
+        setLengthLeft(bigIntToBytes(index + ring), 32),
+        header.parentBeaconBlockRoot,
+      );
+    }
+  }
+  if (common.isActivatedEIP(2935)) {
+    const address = new Address(bigIntToAddressBytes(common.param('historyStorageAddress')));
+    if ((await state.getCode(address)).length > 0) {
+      const slot = (header.number - 1n) % common.param('historyServeWindow');
+      await state.putStorage(address, setLengthLeft(bigIntToBytes(slot), 32), header.parentHash);
+    }
+  }
+  let gasUsed = 0n;
+  for (const tx of block.transactions) {
+    const result = await runTx(vm, { tx, block, blockGasUsed: gasUsed, skipHardForkValidation: true });
+    gasUsed += result.totalGasSpent;
+  }
 }
 
 /**
@@ -95,14 +147,19 @@ export async function replayBlock(
   vm.events.on('beforeTx', beforeTx);
   vm.events.on('afterTx', afterTx);
   try {
-    await runBlock(vm, {
-      block,
-      generate: true,
-      skipBlockValidation: true,
-      skipHeaderValidation: true,
-      skipHardForkValidation: true,
-      setHardfork: false,
-    });
+    if (common.hardforkBlock(Hardfork.Dao) === block.header.number) {
+      // The DAO fork's irregular state change is applied inside runBlock only.
+      await runBlock(vm, {
+        block,
+        generate: true,
+        skipBlockValidation: true,
+        skipHeaderValidation: true,
+        skipHardForkValidation: true,
+        setHardfork: false,
+      });
+    } else {
+      await runTransactions(vm, block);
+    }
   } finally {
     vm.events.off('beforeTx', beforeTx);
     vm.events.off('afterTx', afterTx);

@@ -75,6 +75,8 @@ type Cached =
  */
 export class ReplayService {
   private readonly cache: LruCache<string, Cached>;
+  /** trace_block's encoded answer per cached block result; it goes when the result leaves the cache. */
+  private readonly blockAnswers = new WeakMap<FlatBlockTraces, Uint8Array>();
   private readonly inFlight = new Map<string, Promise<Cached>>();
   private readonly index: TraceIndex;
   private executions = 0;
@@ -113,7 +115,14 @@ export class ReplayService {
   async block(selector: BlockSelector): Promise<RawJson | null> {
     const ref = await this.chain.resolve(selector);
     if (!ref) return null;
-    return joined((await this.flat(ref.hash)).entries);
+    const traces = await this.flat(ref.hash);
+    // A final block's whole answer is encoded once; repeated requests write the same bytes.
+    let bytes = this.blockAnswers.get(traces);
+    if (!bytes) {
+      bytes = Buffer.from(joined(traces.entries).json as string);
+      this.blockAnswers.set(traces, bytes);
+    }
+    return new RawJson(bytes);
   }
 
   /** trace_transaction; null for an unknown transaction. */

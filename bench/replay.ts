@@ -1,0 +1,145 @@
+// The replay methods side by side with anvil, in one run (issue 5). Run: npm run bench:replay
+//  1. trace_replayBlockTransactions(["trace"]) on a 200-transaction block at 1 and 16 connections,
+//     with ethtrace's replay cache switched off (--trace-cache-mb 0): every request re-executes the
+//     block, so this compares execution with execution.
+//  2. trace_block on a block already traced once, at 1 and 16 connections (ethtrace's cache on):
+//     what repeated requests for a final block cost.
+// (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS)
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { startAnvil } from '../test/support/anvil.ts';
+import { runCli, tempDir } from '../test/support/cli.ts';
+import { exportChain } from '../test/support/exportChain.ts';
+import { buildBigBlock } from '../test/support/workload.ts';
+import { type LoadResult, runLoadInChild } from './lib/load.ts';
+import { startEthtrace } from './lib/process.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+
+const started = performance.now();
+const log = (line: string) =>
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const rpcBody = (method: string, params: unknown[]) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+
+async function post(url: string, body: string): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const text = await res.text();
+  const parsed = JSON.parse(text) as { error?: { message: string } };
+  if (parsed.error) throw new Error(`${url}: ${parsed.error.message}`);
+  return text;
+}
+
+async function load(
+  url: string,
+  body: string,
+  connections: number,
+  serverPid: number | null,
+): Promise<LoadResult> {
+  const reference = await post(url, body);
+  return runLoadInChild({
+    url,
+    body,
+    connections,
+    durationMs: SECONDS * 1000,
+    warmupMs: WARMUP_SECONDS * 1000,
+    expectBytes: Buffer.byteLength(reference),
+    serverPid,
+  });
+}
+
+const ms = (x: number) => x.toFixed(x < 10 ? 2 : 1);
+const row = (name: string, r: LoadResult) =>
+  `${name.padEnd(40)} ${String(r.connections).padStart(5)} ${r.requestsPerSecond.toFixed(1).padStart(9)} ${ms(r.latency.p50).padStart(8)} ${ms(r.latency.p99).padStart(8)}`;
+const HEADER = `${'case'.padEnd(40)} conns     req/s   p50 ms   p99 ms`;
+
+async function main(): Promise<void> {
+  const work = tempDir('ethtrace-bench-replay-');
+  const stops: Array<() => Promise<void>> = [];
+  const lines: string[] = [HEADER];
+  try {
+    log(
+      `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0]?.toFixed(2)}`,
+    );
+    const anvil = await startAnvil();
+    stops.push(() => anvil.stop());
+    const big = await buildBigBlock(anvil, { txs: 200, logsPerTx: 2.2 });
+    const block = `0x${big.number.toString(16)}`;
+    log(`anvil block ${big.number}: ${big.receipts.length} txs`);
+    const chain = await exportChain(anvil, join(work.path, 'anvil'));
+    const datadir = join(work.path, 'data');
+    const imported = await runCli([
+      'import',
+      '--datadir',
+      datadir,
+      '--genesis',
+      chain.genesisPath,
+      '--no-verify-state-root',
+      chain.rlpPath,
+    ]);
+    if (imported.code !== 0) throw new Error(imported.stderr);
+
+    const replayBody = rpcBody('trace_replayBlockTransactions', [block, ['trace']]);
+    const blockBody = rpcBody('trace_block', [block]);
+    const theirs = JSON.parse(await post(anvil.url, replayBody)).result as unknown[];
+
+    const uncached = await startEthtrace(datadir, ['--trace-cache-mb', '0']);
+    stops.push(uncached.stop);
+    const ours = JSON.parse(await post(uncached.url, replayBody)).result as unknown[];
+    if (ours.length !== theirs.length)
+      throw new Error(`ethtrace replayed ${ours.length} transactions, anvil ${theirs.length}`);
+    const replay: Record<string, LoadResult> = {};
+    for (const connections of [1, 16]) {
+      replay[`anvil${connections}`] = await load(anvil.url, replayBody, connections, null);
+      replay[`ours${connections}`] = await load(
+        uncached.url,
+        replayBody,
+        connections,
+        uncached.process.pid ?? null,
+      );
+      lines.push(
+        row('replayBlockTransactions, anvil', replay[`anvil${connections}`] as LoadResult),
+        row('replayBlockTransactions, ethtrace (no cache)', replay[`ours${connections}`] as LoadResult),
+      );
+    }
+    await uncached.stop();
+
+    const cached = await startEthtrace(datadir);
+    stops.push(cached.stop);
+    await post(cached.url, blockBody);
+    const traceBlock: Record<string, LoadResult> = {};
+    for (const connections of [1, 16]) {
+      traceBlock[`anvil${connections}`] = await load(anvil.url, blockBody, connections, null);
+      traceBlock[`ours${connections}`] = await load(
+        cached.url,
+        blockBody,
+        connections,
+        cached.process.pid ?? null,
+      );
+      lines.push(
+        row('trace_block, anvil', traceBlock[`anvil${connections}`] as LoadResult),
+        row('trace_block, ethtrace (traced once)', traceBlock[`ours${connections}`] as LoadResult),
+      );
+    }
+    for (const connections of [1, 16]) {
+      const r =
+        (replay[`ours${connections}`] as LoadResult).requestsPerSecond /
+        (replay[`anvil${connections}`] as LoadResult).requestsPerSecond;
+      const b =
+        (traceBlock[`ours${connections}`] as LoadResult).requestsPerSecond /
+        (traceBlock[`anvil${connections}`] as LoadResult).requestsPerSecond;
+      lines.push(
+        `  ${connections} conn: replay ×${r.toFixed(2)} (target ≥ ×1): ${r >= 1 ? 'met' : 'NOT met'}; trace_block ×${b.toFixed(1)} (target ≥ ×20): ${b >= 20 ? 'met' : 'NOT met'}`,
+      );
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    work.cleanup();
+  }
+  console.log(
+    `\nreplay benchmark (${SECONDS} s per cell after ${WARMUP_SECONDS} s warm-up)\n${lines.join('\n')}`,
+  );
+}
+
+await main();
