@@ -1,7 +1,7 @@
-import { type Block, type BlockHeader, createBlock, paramsBlock } from '@ethereumjs/block';
-import type { Common, StateManagerInterface } from '@ethereumjs/common';
-import { type EVM, type InterpreterStep, paramsEVM } from '@ethereumjs/evm';
-import { createTx, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
+import { type Block, type BlockHeader, createBlock } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
+import type { EVM, InterpreterStep } from '@ethereumjs/evm';
+import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import {
   Account,
   Address,
@@ -13,12 +13,22 @@ import {
   setLengthLeft,
   toChecksumAddress,
 } from '@ethereumjs/util';
-import { createVM, paramsVM, type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
+import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
 import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from './callRequest.ts';
+import {
+  acquireMachine,
+  blockEnvironment,
+  cachedEnvironment,
+  type Machine,
+  NO_EXTRA_PARAMS,
+  releaseMachine,
+  setBlobBaseFee,
+  simulationCommon,
+} from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
-import { allOf, type ExecutionTracer, TraceHooks } from './tracing/hooks.ts';
+import { allOf, type ExecutionTracer, type TraceHooks } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
 import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
@@ -67,10 +77,6 @@ export interface SimulateOptions {
   /** Sees each opcode before it runs; while set, the EVM builds a step object per opcode. */
   onStep?: (step: InterpreterStep) => void;
 }
-
-// The EIP-7825 cap (2^24 gas per transaction) does not bind simulated calls: Reth lifts it for
-// calls as well, and the configured gas cap is the limit there.
-const UNCAPPED_TX_GAS = Number.MAX_SAFE_INTEGER;
 
 /**
  * Calls simulated in order on the state after one block, with that block's environment (number,
@@ -435,186 +441,8 @@ export class CallSession {
   }
 }
 
-// Transactions copy their Common and re-apply their package's parameters to it. The simulation
-// Common already holds those parameters (with the cap lifted), so transactions get an empty set:
-// re-merging the full set costs more than the rest of a small call.
-const SIMULATION_TX_PARAMS = {
-  ...paramsTx,
-  7825: { ...paramsTx[7825], maxTransactionGasLimit: UNCAPPED_TX_GAS },
-};
-const NO_EXTRA_PARAMS = {};
-
-const simulationCommons = new WeakMap<Common, Common>();
-
-/**
- * The fork's rules with the per-transaction gas cap lifted (see UNCAPPED_TX_GAS), made once per fork.
- * Every transaction, block and VM built on a Common copies it and re-merges its package's parameters
- * into the copy, which rebuilds the whole parameter cache: measured, that was a quarter of a
- * 200-call trace_callMany. This Common gets all of those parameters once, and an `updateParams` that
- * does nothing, as an own property so that the copies inherit it.
- */
-export function simulationCommon(forkCommon: Common): Common {
-  let common = simulationCommons.get(forkCommon);
-  if (!common) {
-    common = forkCommon.copy();
-    // Common.copy() shares the parameter table: give the copy its own before changing it.
-    const internals = common as unknown as { _params: Record<string, unknown> };
-    internals._params = structuredClone(internals._params);
-    common.updateParams(paramsBlock);
-    common.updateParams(paramsEVM);
-    common.updateParams(paramsVM);
-    common.updateParams(SIMULATION_TX_PARAMS);
-    Object.defineProperty(common, 'updateParams', { value: () => {}, enumerable: true, writable: false });
-    // The fork never changes on this Common, so the EVM's per-opcode fork and EIP checks (a list
-    // scan each) can be answered from a set and a memo.
-    const eips = new Set((common as unknown as { _activatedEIPsCache: number[] })._activatedEIPsCache);
-    const gteHardfork = common.gteHardfork.bind(common);
-    const forks = new Map<string, boolean>();
-    Object.defineProperty(common, 'isActivatedEIP', {
-      // The set is the original's whole answer: its list holds the fork's EIPs and the extra ones.
-      value: (eip: number) => eips.has(eip),
-      enumerable: true,
-    });
-    Object.defineProperty(common, 'gteHardfork', {
-      value: (fork: string) => {
-        let answer = forks.get(fork);
-        if (answer === undefined) {
-          answer = gteHardfork(fork);
-          forks.set(fork, answer);
-        }
-        return answer;
-      },
-      enumerable: true,
-    });
-    simulationCommons.set(forkCommon, common);
-  }
-  return common;
-}
-
-function blockEnvironment(header: BlockHeader, common: Common, overrides: BlockOverrides | undefined): Block {
-  const data: Record<string, unknown> = { ...header.toJSON() };
-  if (overrides) {
-    if (overrides.number !== undefined) data.number = overrides.number;
-    if (overrides.time !== undefined) data.timestamp = overrides.time;
-    if (overrides.gasLimit !== undefined) data.gasLimit = overrides.gasLimit;
-    if (overrides.feeRecipient !== undefined) data.coinbase = overrides.feeRecipient;
-    if (overrides.prevRandao !== undefined) data.mixHash = overrides.prevRandao;
-    if (overrides.baseFeePerGas !== undefined) data.baseFeePerGas = overrides.baseFeePerGas;
-  }
-  // Unfrozen: a blob base fee override replaces the header's getBlobGasPrice.
-  const block = createBlock({ header: data }, { common, skipConsensusFormatValidation: true, freeze: false });
-  if (overrides?.blobBaseFee !== undefined && block.header.excessBlobGas !== undefined)
-    setBlobBaseFee(block, overrides.blobBaseFee);
-  return block;
-}
-
-/**
- * The blob base fee is derived from the header's excess blob gas and has a floor of 1 wei, so an
- * override (or geth's zero for calls without a blob fee cap) replaces the one method that both
- * runTx and BLOBBASEFEE read it through.
- */
-function setBlobBaseFee(block: Block, fee: bigint): void {
-  Object.defineProperty(block.header, 'getBlobGasPrice', { value: () => fee });
-}
-
 /** EIP-7702's delegation designator: code `0xef0100 ‖ address`. */
 const DELEGATION_PREFIX = Uint8Array.from([0xef, 0x01, 0x00]);
-
-/** BLOCKHASH before EIP-2935 asks the blockchain; it only ever needs canonical hashes. */
-function blockHashes(chain: ChainService) {
-  const source = {
-    async getBlock(number: number) {
-      const hash = await chain.store.getCanonicalHash(BigInt(number));
-      return { hash: () => hash ?? new Uint8Array(32) };
-    },
-    async putBlock() {},
-    shallowCopy: () => source,
-  };
-  return source;
-}
-
-/**
- * An EVM with its trace hooks, kept per fork and reused: making a VM costs more than a small call.
- * Its state manager forwards to the overlay of the request that holds it; a machine serves one
- * request at a time, and a request that finds it busy gets a fresh one.
- */
-interface Machine {
-  vm: VM;
-  hooks: TraceHooks;
-  state: ForwardingState;
-  busy: boolean;
-}
-
-const idleMachines = new WeakMap<Common, Machine>();
-
-export async function acquireMachine(
-  common: Common,
-  chain: ChainService,
-  overlay: OverlayStateManager,
-): Promise<Machine> {
-  let machine = idleMachines.get(common);
-  if (!machine || machine.busy) {
-    const state = new ForwardingState(overlay);
-    const vm = await createVM({
-      common,
-      stateManager: state as unknown as StateManagerInterface,
-      blockchain: blockHashes(chain),
-    });
-    machine = { vm, hooks: new TraceHooks(vm.evm as EVM), state, busy: false };
-    if (!idleMachines.has(common)) idleMachines.set(common, machine);
-  }
-  machine.state.target = overlay;
-  machine.busy = true;
-  return machine;
-}
-
-export function releaseMachine(machine: Machine): void {
-  machine.busy = false;
-}
-
-/** The state manager a reused VM holds: every call goes to the current request's overlay. */
-class ForwardingState {
-  constructor(public target: OverlayStateManager) {}
-  get originalStorageCache() {
-    return this.target.originalStorageCache;
-  }
-  getAccount = (a: Address) => this.target.getAccount(a);
-  putAccount = (a: Address, account?: Account) => this.target.putAccount(a, account);
-  deleteAccount = (a: Address) => this.target.deleteAccount(a);
-  modifyAccountFields = (a: Address, f: Parameters<OverlayStateManager['modifyAccountFields']>[1]) =>
-    this.target.modifyAccountFields(a, f);
-  putCode = (a: Address, code: Uint8Array) => this.target.putCode(a, code);
-  getCode = (a: Address) => this.target.getCode(a);
-  getCodeSize = (a: Address) => this.target.getCodeSize(a);
-  getStorage = (a: Address, k: Uint8Array) => this.target.getStorage(a, k);
-  putStorage = (a: Address, k: Uint8Array, v: Uint8Array) => this.target.putStorage(a, k, v);
-  clearStorage = (a: Address) => this.target.clearStorage(a);
-  checkpoint = () => this.target.checkpoint();
-  commit = () => this.target.commit();
-  revert = () => this.target.revert();
-  flush = () => this.target.flush();
-  getStateRoot = () => this.target.getStateRoot();
-  setStateRoot = () => this.target.setStateRoot();
-  hasStateRoot = () => this.target.hasStateRoot();
-  clearCaches = () => this.target.clearCaches();
-  shallowCopy = () => this.target.shallowCopy();
-}
-
-// Environment blocks of recent blocks: rebuilding a Block from its header on each request is costly.
-const ENVIRONMENT_CACHE_SIZE = 64;
-const environments = new Map<string, Block>();
-
-function cachedEnvironment(header: BlockHeader, common: Common): Block {
-  const key = Buffer.from(header.hash()).toString('hex');
-  let block = environments.get(key);
-  if (!block || block.common !== common) {
-    block = blockEnvironment(header, common, undefined);
-    environments.set(key, block);
-    if (environments.size > ENVIRONMENT_CACHE_SIZE)
-      environments.delete(environments.keys().next().value as string);
-  }
-  return block;
-}
 
 /**
  * The price per gas the call pays. Legacy `gasPrice`, or the EIP-1559 pair: min(maxFee, base + tip).

@@ -13,7 +13,7 @@ import { type RunTxResult, runBlock, runTx, type VM } from '@ethereumjs/vm';
 import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { TraceTypes } from './callRequest.ts';
-import { acquireMachine, releaseMachine, simulationCommon } from './executor.ts';
+import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
