@@ -11,8 +11,9 @@ import { startAnvil } from '../test/support/anvil.ts';
 import { runCli, tempDir } from '../test/support/cli.ts';
 import { exportChain } from '../test/support/exportChain.ts';
 import { buildBigBlock } from '../test/support/workload.ts';
-import { type LoadResult, runLoadInChild } from './lib/load.ts';
+import type { LoadResult } from './lib/load.ts';
 import { CLI, startEthtrace } from './lib/process.ts';
+import { measure, ms, post, progressLog, RESULT_HEADER, resultRow, rpcBody } from './lib/rpc.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
@@ -23,43 +24,17 @@ const SEED = {
   to: ['0xd46e8dd67c5d32be8058bb8eb970870f07244567', '0xd46e8dd67c5d32be8058bb8eb970870f07244568'],
 };
 
-const started = performance.now();
-const log = (line: string) =>
-  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
-const rpcBody = (method: string, params: unknown[]) =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+const log = progressLog();
 
-async function post(url: string, body: string): Promise<string> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await res.text();
-  const parsed = JSON.parse(text) as { error?: { message: string } };
-  if (parsed.error) throw new Error(`${url}: ${parsed.error.message}`);
-  return text;
-}
-
-async function load(
-  url: string,
-  body: string,
-  connections: number,
-  serverPid?: number | null,
-): Promise<LoadResult> {
-  const reference = await post(url, body);
-  return runLoadInChild({
-    url,
-    body,
-    connections,
-    durationMs: SECONDS * 1000,
-    warmupMs: WARMUP_SECONDS * 1000,
-    expectBytes: Buffer.byteLength(reference),
+const load = (url: string, body: string, connections: number, serverPid?: number | null) =>
+  measure(url, body, connections, {
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
     serverPid: serverPid ?? null,
   });
-}
 
-const ms = (x: number) => x.toFixed(x < 10 ? 2 : 1);
-function row(name: string, r: LoadResult): string {
-  return `${name.padEnd(34)} ${String(r.connections).padStart(5)} ${r.requestsPerSecond.toFixed(1).padStart(9)} ${ms(r.latency.p50).padStart(8)} ${ms(r.latency.p99).padStart(8)}`;
-}
-const HEADER = `${'case'.padEnd(34)} conns     req/s   p50 ms   p99 ms`;
+const row = resultRow;
+const HEADER = RESULT_HEADER;
 
 async function main(): Promise<void> {
   const work = tempDir('ethtrace-bench-trace-');

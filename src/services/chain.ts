@@ -100,6 +100,24 @@ export class ChainService {
     }
   }
 
+  /**
+   * A block parameter of a range query as a number. Numbers past the head are kept, so that the
+   * range check can name them; an unknown hash is an error.
+   */
+  async numberOf(selector: BlockSelector, head: bigint): Promise<bigint> {
+    switch (selector.kind) {
+      case 'number':
+        return selector.number;
+      case 'tag':
+        return selector.tag === 'earliest' ? 0n : head;
+      case 'hash': {
+        const ref = await this.resolve(selector);
+        if (!ref) throw new ServerError('unknown block');
+        return ref.number;
+      }
+    }
+  }
+
   async header(hash: Uint8Array): Promise<BlockHeader | null> {
     const key = Buffer.from(hash).toString('hex');
     const cached = this.headers.get(key) ?? this.blocks.get(key)?.header;

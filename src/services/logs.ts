@@ -74,8 +74,8 @@ export class LogService {
     if ('blockHash' in scope) return this.blockHashLogs(scope.blockHash, filter);
 
     const head = (await this.chain.head()).number;
-    const from = await this.blockNumber(scope.fromBlock, head);
-    const to = await this.blockNumber(scope.toBlock, head);
+    const from = await this.chain.numberOf(scope.fromBlock, head);
+    const to = await this.chain.numberOf(scope.toBlock, head);
     if (from > to) throw new InvalidParams('invalid block range params');
     if (to > head) throw new InvalidParams('block range extends beyond current head block');
     const max = BigInt(this.limits.maxLogsBlockRange);
@@ -107,21 +107,6 @@ export class LogService {
     if (bloom && filter.mayMatch(bloom)) await this.collect(hash, filter, found);
     if (found.length > this.limits.maxLogsResults) throw this.tooManyResults(number, number);
     return found;
-  }
-
-  /** A block parameter as a number; numbers past the head are kept so the range check can name them. */
-  private async blockNumber(selector: BlockSelector, head: bigint): Promise<bigint> {
-    switch (selector.kind) {
-      case 'number':
-        return selector.number;
-      case 'tag':
-        return selector.tag === 'earliest' ? 0n : head;
-      case 'hash': {
-        const ref = await this.chain.resolve(selector);
-        if (!ref) throw new ServerError('unknown block');
-        return ref.number;
-      }
-    }
   }
 
   private tooManyResults(from: bigint, at: bigint): RpcError {

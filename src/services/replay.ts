@@ -146,8 +146,8 @@ export class ReplayService {
    */
   async filter(f: TraceFilter): Promise<RawJson> {
     const head = (await this.chain.head()).number;
-    const from = f.fromBlock ? await this.blockNumber(f.fromBlock, head) : 0n;
-    const to = f.toBlock ? await this.blockNumber(f.toBlock, head) : head;
+    const from = f.fromBlock ? await this.chain.numberOf(f.fromBlock, head) : 0n;
+    const to = f.toBlock ? await this.chain.numberOf(f.toBlock, head) : head;
     if (from > to) throw new InvalidParams('invalid block range params');
     if (to > head) throw new InvalidParams('block range extends beyond current head block');
     const max = BigInt(this.limits.maxFilterBlocks);
@@ -192,20 +192,6 @@ export class ReplayService {
     if (!hash) throw new ServerError(`header not found for block ${number}`);
     if (!this.index.mayMatch(toHex(hash), filter)) return null;
     return this.flat(hash);
-  }
-
-  private async blockNumber(selector: BlockSelector, head: bigint): Promise<bigint> {
-    switch (selector.kind) {
-      case 'number':
-        return selector.number;
-      case 'tag':
-        return selector.tag === 'earliest' ? 0n : head;
-      case 'hash': {
-        const ref = await this.chain.resolve(selector);
-        if (!ref) throw new ServerError('unknown block');
-        return ref.number;
-      }
-    }
   }
 
   private async txEntries(txHash: Uint8Array): Promise<FlatEntry[] | null> {

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readChainSpec } from '../../src/chain/genesis.ts';
-import { importChain } from '../../src/ingest/importer.ts';
-import { openLmdbStore } from '../../src/store/lmdb/index.ts';
-import { type Anvil, startAnvil } from '../support/anvil.ts';
-import { tempDir } from '../support/cli.ts';
-import { exportChain } from '../support/exportChain.ts';
-import { type RunningServer, startServer } from '../support/server.ts';
-import { buildTraceWorkload, type TraceWorkload } from '../support/traceWorkload.ts';
+import {
+  normaliseAnvilEntry,
+  serveTraceWorkload,
+  type TraceEntry,
+  type TraceWorkloadServers,
+} from '../support/anvilTraces.ts';
 
 /**
  * The differential suite of the replay methods (issue 5): on a chain built with anvil from the trace
@@ -18,15 +15,7 @@ import { buildTraceWorkload, type TraceWorkload } from '../support/traceWorkload
  * profile. Anything else that differs fails the test.
  */
 
-type Entry = {
-  type: string;
-  action: Record<string, unknown>;
-  result?: Record<string, unknown> | null;
-  error?: string;
-  subtraces: number;
-  traceAddress: number[];
-  [key: string]: unknown;
-};
+type Entry = TraceEntry;
 type Delta = unknown;
 type AccountDiff = { balance: Delta; nonce: Delta; code: Delta; storage: Record<string, Delta> };
 type StateDiff = Record<string, AccountDiff>;
@@ -38,41 +27,9 @@ type Replayed = {
   transactionHash: string;
 };
 
-/** anvil's error strings that are Rust enum names, and the Parity string we print for the same halt. */
-const ANVIL_ERROR_NAMES: Record<string, string> = {
-  StackUnderflow: 'Stack underflow',
-  StateChangeDuringStaticCall: 'Mutable Call In Static Context',
-  CallNotAllowedInsideStatic: 'Mutable Call In Static Context',
-  CreateCollision: 'Contract address collision',
-};
-
-/**
- * Rules 1–3 of docs/tracing.md, as in test/diff/traceCallMany.test.ts (kept in step with it by
- * hand: a test module cannot import another without running its tests).
- */
-function normaliseEntry(entry: Entry, ours: Entry | undefined): Entry {
-  const out: Entry = { ...entry, action: { ...entry.action } };
-  // Rule 1: halted frames have no `result` key in anvil; the profile gives `result: null`.
-  if (out.error !== undefined && out.result === undefined) out.result = null;
-  // Rule 2: some halts are printed as Rust names instead of Parity strings.
-  const renamed = out.error === undefined ? undefined : ANVIL_ERROR_NAMES[out.error];
-  if (renamed) out.error = renamed;
-  // Rule 3: a SELFDESTRUCT of an older contract to itself comes out with the frame's fields (or
-  // zeros); ours names the contract as both address and beneficiary, as OpenEthereum does.
-  if (
-    out.type === 'suicide' &&
-    ours?.type === 'suicide' &&
-    ours.action.address === ours.action.refundAddress &&
-    out.action.address !== ours.action.address
-  ) {
-    out.action = { ...ours.action };
-  }
-  return out;
-}
-
 /** anvil's entries against ours, position by position (the rules need our entry at the same place). */
 function normaliseEntries(theirs: Entry[], ours: Entry[]): Entry[] {
-  return theirs.map((e, i) => normaliseEntry(e, ours[i]));
+  return theirs.map((e, i) => normaliseAnvilEntry(e, ours[i]));
 }
 
 /**
@@ -177,32 +134,16 @@ function isDelegationChange(code: Delta): boolean {
 }
 
 describe('differential: trace replay methods against anvil', () => {
-  let anvil: Anvil;
-  let workload: TraceWorkload;
-  let server: RunningServer;
-  const work = tempDir('ethtrace-diff-replay-');
+  let servers: TraceWorkloadServers;
+  let anvil: TraceWorkloadServers['anvil'];
+  let workload: TraceWorkloadServers['workload'];
+  let server: TraceWorkloadServers['server'];
   before(async () => {
-    anvil = await startAnvil();
-    workload = await buildTraceWorkload(anvil);
-    const chain = await exportChain(anvil, work.path);
-    const datadir = join(work.path, 'data');
-    const store = await openLmdbStore(datadir);
-    try {
-      await importChain({
-        store,
-        spec: readChainSpec(chain.genesisPath),
-        files: [chain.rlpPath],
-        verifyStateRoot: false,
-      });
-    } finally {
-      await store.close();
-    }
-    server = await startServer(datadir);
+    servers = await serveTraceWorkload();
+    ({ anvil, workload, server } = servers);
   });
   after(async () => {
-    await server?.close();
-    await anvil?.stop();
-    work.cleanup();
+    await servers?.close();
   });
 
   const hex = (n: bigint) => `0x${n.toString(16)}`;
@@ -231,7 +172,7 @@ describe('differential: trace replay methods against anvil', () => {
         continue;
       }
       const renumberedEntry = { ...e, traceAddress: kept.traceAddress, subtraces: kept.subtraces };
-      out.push(normaliseEntry(renumberedEntry, ourPlace.get(`${tx}:${kept.traceAddress.join('.')}`)));
+      out.push(normaliseAnvilEntry(renumberedEntry, ourPlace.get(`${tx}:${kept.traceAddress.join('.')}`)));
     }
     return out;
   }
