@@ -8,6 +8,7 @@ import { METHODS } from './rpc/methods/index.ts';
 import { DEFAULT_METHOD_LIMITS, type MethodLimits, type Services } from './rpc/services.ts';
 import { ChainService } from './services/chain.ts';
 import { DebugService } from './services/debug.ts';
+import type { DevService } from './services/dev.ts';
 import { type CallLimits, DEFAULT_CALL_LIMITS, ExecutionService } from './services/execution.ts';
 import { FeeService } from './services/fees.ts';
 import { LogService } from './services/logs.ts';
@@ -69,7 +70,7 @@ export interface App {
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
 export async function buildApp(
   config: AppConfig,
-  deps: { store: ChainStore; datadir: string; log?: (line: string) => void },
+  deps: { store: ChainStore; datadir: string; dev?: DevService; log?: (line: string) => void },
 ): Promise<App> {
   const specJson = await readStoredSpec(deps.store);
   if (specJson === null)
@@ -101,6 +102,7 @@ export async function buildApp(
     trace: new TraceService(chain, pool, config.traceLimits),
     replay: new ReplayService(chain, pool, config.replayLimits),
     debug: new DebugService(chain, pool),
+    dev: deps.dev ?? null,
     execution: new ExecutionService(chain, fees, config.callLimits, (job) => pool.run('execution', job)),
     clientVersion: CLIENT_VERSION,
     limits: config.methodLimits,

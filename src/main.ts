@@ -1,11 +1,24 @@
 import { parseArgs } from 'node:util';
 import { buildApp, DEFAULT_CONFIG } from './app.ts';
-import { readChainSpec } from './chain/genesis.ts';
+import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
 import { resolveDatadir } from './config/datadir.ts';
 import { UserError } from './errors.ts';
-import { importChain } from './ingest/importer.ts';
+import {
+  DEV_CHAIN_ID,
+  DEV_HARDFORKS,
+  DEV_MNEMONIC,
+  type DevAccount,
+  type DevChainOptions,
+  type DevHardfork,
+  devAccounts,
+  devGenesis,
+} from './ingest/devChain.ts';
+import { Importer, importChain, readStoredSpec } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
+import { toHex } from './primitives/hex.ts';
+import { DevService } from './services/dev.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
+import type { ChainStore } from './store/types.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 
 const USAGE = `usage: ethtrace <command> [options]
@@ -15,8 +28,9 @@ commands:
       execute and verify the blocks of geth-export files and store them
   start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
         [--workers N] [--exec-timeout MS] [--gas-cap GAS] [--max-calls N]
-        [--trace-cache-mb MB] [--trace-filter-blocks N]
-      serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>
+        [--trace-cache-mb MB] [--trace-filter-blocks N] [--chain-id ID] [--hardfork FORK] [--mnemonic WORDS]
+      serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>; on an empty
+      datadir, a new dev chain (chain id 31337, the 10 test-mnemonic accounts with 10,000 ether)
   keys create [--name NAME] | list | revoke KEY_OR_NAME  [--datadir DIR]
       manage the API keys kept (hashed) in the datadir
 
@@ -69,6 +83,9 @@ async function startCommand(args: string[]): Promise<void> {
       'gas-cap': { type: 'string' },
       'max-calls': { type: 'string' },
       'trace-cache-mb': { type: 'string' },
+      'chain-id': { type: 'string' },
+      hardfork: { type: 'string' },
+      mnemonic: { type: 'string' },
       'trace-filter-blocks': { type: 'string' },
     },
   });
@@ -106,9 +123,11 @@ async function startCommand(args: string[]): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port ${values.port} is not a port number`);
   const datadir = resolveDatadir(values.datadir);
-  if (!storeExists(datadir)) {
-    throw new UserError(`no chain in ${datadir}: import one first (ethtrace import --datadir ${datadir} …)`);
-  }
+  const dev = await openDevChain(datadir, {
+    chainId: values['chain-id'],
+    hardfork: values.hardfork,
+    mnemonic: values.mnemonic,
+  });
   const keyFile = new KeyFile(datadir);
   const given = [...values['api-key'], ...(process.env.ETHTRACE_API_KEYS ?? '').split(',')]
     .map((k) => k.trim())
@@ -122,17 +141,18 @@ async function startCommand(args: string[]): Promise<void> {
     );
   }
   const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
-  const store = await openLmdbStore(datadir, { readOnly: true });
+  const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   const app = await buildApp(
     { ...DEFAULT_CONFIG, host: values.host, port, keys, execution, traceLimits, callLimits, replayLimits },
-    { store, datadir },
+    { store, datadir, ...(dev ? { dev: dev.service } : {}) },
   );
   await app.warm();
   const { httpUrl, wsUrl } = await app.listen();
   const key = values['no-auth'] ? (shownKey ?? 'any-key') : (shownKey ?? '<API_KEY>');
   const head = await store.getHead();
+  if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
   process.stdout.write(
-    `ethtrace serving chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
+    `ethtrace serving ${dev ? 'dev ' : ''}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
       `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
       (shownKey === undefined && !values['no-auth'] ? '  (use a key from `ethtrace keys create`)\n' : ''),
   );
@@ -144,6 +164,73 @@ async function startCommand(args: string[]): Promise<void> {
   process.stdout.write('stopping\n');
   await app.close();
   await store.close();
+}
+
+const META_DEV = 'dev';
+
+/**
+ * The dev chain of a datadir: made on first start when the datadir is empty (the embedded default),
+ * resumed when the datadir holds one; null for an imported chain, which is served read-only.
+ */
+async function openDevChain(
+  datadir: string,
+  flags: { chainId: string | undefined; hardfork: string | undefined; mnemonic: string | undefined },
+): Promise<{ store: ChainStore; service: DevService } | null> {
+  let options: DevChainOptions;
+  if (storeExists(datadir)) {
+    const reader = await openLmdbStore(datadir, { readOnly: true });
+    const recorded = await reader.getMeta(META_DEV);
+    const head = await reader.getHead();
+    await reader.close();
+    if (head && !recorded) return null;
+    if (recorded)
+      options = JSON.parse(new TextDecoder().decode(recorded), (k, v) => (k === 'chainId' ? BigInt(v) : v));
+    else options = devOptions(flags);
+  } else {
+    options = devOptions(flags);
+  }
+  const store = await openLmdbStore(datadir);
+  const spec = parseChainSpec(devGenesis(options), 'dev genesis');
+  const existing = await store.getMeta(META_DEV);
+  const importer = await Importer.open({
+    store,
+    spec: existing ? await storedSpec(store) : spec,
+    files: [],
+    verifyStateRoot: true,
+  });
+  if (!existing) {
+    await importer.initGenesis();
+    const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
+    await store.putMeta(META_DEV, new TextEncoder().encode(record));
+  }
+  return { store, service: new DevService(importer, devAccounts(options.mnemonic)) };
+}
+
+function devOptions(flags: {
+  chainId: string | undefined;
+  hardfork: string | undefined;
+  mnemonic: string | undefined;
+}): DevChainOptions {
+  const hardfork = (flags.hardfork ?? DEV_HARDFORKS[DEV_HARDFORKS.length - 1]) as DevHardfork;
+  if (!DEV_HARDFORKS.includes(hardfork))
+    throw new UserError(`--hardfork ${flags.hardfork}: one of ${DEV_HARDFORKS.join(', ')}`);
+  if (flags.chainId !== undefined && !/^[0-9]+$/.test(flags.chainId))
+    throw new UserError(`--chain-id ${flags.chainId} is not a number`);
+  return {
+    chainId: flags.chainId ? BigInt(flags.chainId) : DEV_CHAIN_ID,
+    hardfork,
+    mnemonic: flags.mnemonic ?? DEV_MNEMONIC,
+  };
+}
+
+async function storedSpec(store: ChainStore) {
+  return parseChainSpec(await readStoredSpec(store), 'stored genesis');
+}
+
+/** The dev accounts with their keys, as anvil prints them: they are test keys, never to hold value. */
+function describeDevAccounts(accounts: readonly DevAccount[]): string {
+  const lines = accounts.map((a, i) => `  (${i}) ${toHex(a.address)}  private key ${toHex(a.privateKey)}`);
+  return `dev accounts (10,000 ether each; test keys, known to everyone):\n${lines.join('\n')}\n`;
 }
 
 async function keysCommand(args: string[]): Promise<void> {

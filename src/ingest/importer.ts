@@ -2,14 +2,17 @@ import { statSync } from 'node:fs';
 import {
   type Block,
   type BlockHeader,
+  createBlock,
   createBlockFromBytesArray,
   createBlockHeaderFromRLP,
+  genTransactionsTrieRoot,
 } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { Hardfork } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
-import { Account, Address, bytesToBigInt, bytesToHex, equalsBytes } from '@ethereumjs/util';
+import type { TypedTransaction } from '@ethereumjs/tx';
+import { Account, Address, bytesToBigInt, bytesToHex, equalsBytes, KECCAK256_RLP } from '@ethereumjs/util';
 import { createVM, runBlock, type VM } from '@ethereumjs/vm';
 import { keccak256 } from '../chain/crypto.ts';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
@@ -88,7 +91,7 @@ type Outcome =
   | { skipped: true; number: bigint }
   | { skipped: false; number: bigint; txs: number; gasUsed: bigint };
 
-class Importer {
+export class Importer {
   private constructor(
     private readonly opts: ImportOptions,
     private readonly common: Common,
@@ -164,6 +167,106 @@ class Importer {
    * Block 0 and its state: the spec's own genesis, or the file's block 0 — checked against the spec,
    * or taken as given when state roots are not verified (dev nodes write their own genesis root).
    */
+  /** Stores block 0 of the spec on an empty store (a new dev chain); a no-op if the store has a chain. */
+  async initGenesis(): Promise<void> {
+    if (this.head) return;
+    const genesis = await this.prepareGenesis(null, { rlp: new Uint8Array(), file: 'genesis', offset: 0 });
+    await this.opts.store.putMeta(META_GENESIS, specRecord(this.opts.spec));
+    await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] });
+  }
+
+  /** The state the next block starts from (the head's), for checks before mining. */
+  get headState(): RecordingStateManager {
+    return this.state;
+  }
+
+  get headHeader(): BlockHeader | null {
+    return this.head?.header ?? null;
+  }
+
+  get chainCommon(): Common {
+    return this.common;
+  }
+
+  /**
+   * Mines the transactions into one new block on the head (a dev chain): executes them exactly as an
+   * imported block is executed and stores the block the same way; the header's roots, gas used and
+   * bloom come from the execution. The transactions must be valid on the head state.
+   */
+  async mine(txs: TypedTransaction[], timestamp: bigint): Promise<Block> {
+    const parent = this.head;
+    if (!parent) throw new Error('mine needs a genesis block');
+    const number = parent.ref.number + 1n;
+    const time = timestamp > parent.header.timestamp ? timestamp : parent.header.timestamp + 1n;
+    this.common.setHardforkBy({ blockNumber: number, timestamp: time });
+    const has = (eip: number) => this.common.isActivatedEIP(eip);
+    const header: Record<string, unknown> = {
+      parentHash: parent.header.hash(),
+      number,
+      timestamp: time,
+      gasLimit: parent.header.gasLimit,
+      coinbase: parent.header.coinbase,
+      difficulty: 0n,
+      // Dev chains have no beacon chain: the randomness is derived from the parent, as anvil does.
+      mixHash: keccak256(parent.header.hash()),
+      nonce: new Uint8Array(8),
+    };
+    if (has(1559)) header.baseFeePerGas = parent.header.calcNextBaseFee();
+    if (has(4844)) {
+      header.excessBlobGas = parent.header.calcNextExcessBlobGas(this.common);
+      header.blobGasUsed = txs.reduce(
+        (sum, tx) =>
+          sum +
+          ('blobVersionedHashes' in tx
+            ? BigInt(tx.blobVersionedHashes.length) * this.common.param('blobGasPerBlob')
+            : 0n),
+        0n,
+      );
+    }
+    if (has(4788)) header.parentBeaconBlockRoot = new Uint8Array(32);
+    const withdrawals = has(4895) ? { withdrawals: [] } : {};
+    const draft = createBlock(
+      { header, transactions: txs, ...withdrawals },
+      { common: this.common, skipConsensusFormatValidation: true },
+    );
+    try {
+      const result = await runBlock(this.vm, {
+        block: draft,
+        generate: true,
+        skipHeaderValidation: true,
+        skipBlockValidation: true,
+        setHardfork: false,
+        clearCache: false,
+      });
+      const sealed = createBlock(
+        {
+          header: {
+            ...header,
+            stateRoot: result.stateRoot,
+            receiptTrie: result.receiptsRoot,
+            logsBloom: result.logsBloom,
+            gasUsed: result.gasUsed,
+            transactionsTrie: await genTransactionsTrieRoot(txs),
+            ...(result.requestsHash ? { requestsHash: result.requestsHash } : {}),
+            ...(has(4895) ? { withdrawalsRoot: KECCAK256_RLP } : {}),
+          },
+          transactions: txs,
+          ...withdrawals,
+        },
+        { common: this.common, skipConsensusFormatValidation: true },
+      );
+      await this.store(sealed, result.stateRoot, renderReceipts(sealed, result.receipts));
+      return sealed;
+    } catch (e) {
+      this.trieDb.discardPending();
+      this.state.forgetChanges();
+      // The state manager moved to the failed block's state: put it back on the head.
+      const root = await this.opts.store.getStateRoot(parent.ref.hash);
+      if (root) await this.state.setStateRoot(root);
+      throw e;
+    }
+  }
+
   private async prepareGenesis(
     fromFile: Block | null,
     raw: RawBlock,

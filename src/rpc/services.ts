@@ -1,5 +1,6 @@
 import type { ChainService } from '../services/chain.ts';
 import type { DebugService } from '../services/debug.ts';
+import type { DevService } from '../services/dev.ts';
 import type { ExecutionService } from '../services/execution.ts';
 import type { FeeService } from '../services/fees.ts';
 import type { LogService } from '../services/logs.ts';
@@ -16,6 +17,8 @@ export interface Services {
   trace: TraceService;
   replay: ReplayService;
   debug: DebugService;
+  /** Present on a dev chain only: the chain accepts transactions. */
+  dev: DevService | null;
   execution: ExecutionService;
   clientVersion: string;
   limits: MethodLimits;

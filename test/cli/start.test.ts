@@ -120,12 +120,20 @@ describe('ethtrace start and ethtrace keys', () => {
     }
   });
 
-  it('refuses to start on a datadir without a chain, saying what to do', async () => {
+  it('refuses a dev-chain option it does not know, saying which ones it takes', async () => {
     const empty = tempDir();
     try {
-      const result = await runCli(['start', '--port', '0', '--datadir', empty.path]);
+      const result = await runCli([
+        'start',
+        '--port',
+        '0',
+        '--datadir',
+        empty.path,
+        '--hardfork',
+        'frontier',
+      ]);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /no chain in .*: import one first/);
+      assert.match(result.stderr, /--hardfork frontier: one of shanghai, cancun, prague, osaka/);
     } finally {
       empty.cleanup();
     }

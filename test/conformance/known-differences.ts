@@ -7,4 +7,13 @@
  * reference/rpc-semantics.md Part 1 choosing another behaviour than geth's, say). A case that fails
  * because the code is wrong or unfinished belongs in a fix, not here.
  */
-export const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {};
+const READ_ONLY_IMPORTED_CHAIN =
+  'ethtrace serves an imported (verified) chain read-only; transactions are accepted only by a dev chain, so sending to the imported conformance chain is refused (-32000). The pending pool of issue 6 will revisit this.';
+
+export const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
+  'eth_sendRawTransaction/send-access-list-transaction': READ_ONLY_IMPORTED_CHAIN,
+  'eth_sendRawTransaction/send-blob-tx': READ_ONLY_IMPORTED_CHAIN,
+  'eth_sendRawTransaction/send-dynamic-fee-access-list-transaction': READ_ONLY_IMPORTED_CHAIN,
+  'eth_sendRawTransaction/send-dynamic-fee-transaction': READ_ONLY_IMPORTED_CHAIN,
+  'eth_sendRawTransaction/send-legacy-transaction': READ_ONLY_IMPORTED_CHAIN,
+};

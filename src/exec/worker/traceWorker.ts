@@ -34,12 +34,23 @@ export async function init(data: TraceWorkerData): Promise<Handlers> {
   const specJson = await readStoredSpec(store);
   if (specJson === null) throw new Error(`no chain in ${data.datadir}`);
   const chain = new ChainService(store, parseChainSpec(specJson, 'stored genesis'));
-  return {
+  const handlers: Handlers = {
     callMany: (job: CallManyJob) => runCallMany(chain, data.gasCap, job),
     execution: (job: ExecutionJob) => runExecution(chain, data.callLimits, job),
     ...replayHandlers(chain),
     ...debugHandlers(chain),
   };
+  // A dev chain grows while workers run: reading the head first renews this thread's read snapshot,
+  // so a job sees every block committed before it was sent.
+  return Object.fromEntries(
+    Object.entries(handlers).map(([kind, handler]) => [
+      kind,
+      async (payload: never) => {
+        await store.getHead();
+        return handler(payload);
+      },
+    ]),
+  );
 }
 
 export async function runCallMany(chain: ChainService, gasCap: bigint, job: CallManyJob): Promise<string> {

@@ -2,6 +2,7 @@ import type { MethodTable } from '../method.ts';
 import type { Services } from '../services.ts';
 import { BLOCKS_METHODS } from './blocks.ts';
 import { DEBUG_TRACE_METHODS } from './debugTrace.ts';
+import { DEV_METHODS } from './dev.ts';
 import { eth_blockNumber } from './eth/blockNumber.ts';
 import { eth_chainId } from './eth/chainId.ts';
 import { eth_getBlockReceipts } from './eth/getBlockReceipts.ts';
@@ -22,6 +23,7 @@ export const METHODS: MethodTable<Services> = {
   ...TRACE_METHODS,
   ...TRACE_REPLAY_METHODS,
   ...DEBUG_TRACE_METHODS,
+  ...DEV_METHODS,
   ...EXECUTION_METHODS,
   eth_blockNumber,
   eth_chainId,

@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { createPublicClient, createWalletClient, type Hex, http, parseEther, publicActions } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { collect, startCli, tempDir } from '../support/cli.ts';
+import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { importConformanceChain, startServer } from '../support/server.ts';
+
+// The well-known first account of the test mnemonic (anvil's and Hardhat's too).
+const FIRST = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+const FIRST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const SECOND = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
+
+async function serve(datadir: string): Promise<{ child: ChildProcess; output: string; url: string }> {
+  const child = startCli(['start', '--port', '0', '--no-auth', '--datadir', datadir]);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d) => {
+      output += d;
+      if (/WebSocket\s+\S+/.test(output)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`start exited ${code}: ${output}`)));
+  });
+  return { child, output, url: /HTTP\s+(\S+)/.exec(output)?.[1] ?? '' };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const done = collect(child);
+  child.kill('SIGTERM');
+  await done;
+}
+
+async function rpcResult<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+async function rpcError(
+  url: string,
+  method: string,
+  params: unknown[],
+): Promise<{ code: number; message: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { error?: { code: number; message: string } };
+  assert.ok(body.error, `${method} was expected to fail`);
+  return body.error;
+}
+
+describe('the dev chain (ethtrace start on an empty datadir)', () => {
+  const dir = tempDir('ethtrace-dev-');
+  let server: { child: ChildProcess; output: string; url: string };
+  before(async () => {
+    server = await serve(dir.path);
+  });
+  after(async () => {
+    if (server) await stop(server.child);
+    dir.cleanup();
+  });
+
+  it('creates chain 31337 with the ten test-mnemonic accounts, printed with their keys', async () => {
+    assert.match(server.output, /serving dev chain 31337 \(head 0\)/);
+    assert.match(server.output, new RegExp(`\\(0\\) ${FIRST}\\s+private key ${FIRST_KEY}`));
+    assert.equal((server.output.match(/private key 0x[0-9a-f]{64}/g) ?? []).length, 10);
+    const client = createPublicClient({ transport: http(server.url) });
+    assert.equal(await client.getChainId(), 31337);
+    assert.equal(await client.getBalance({ address: FIRST }), parseEther('10000'));
+    const accounts = await rpcResult<string[]>(server.url, 'eth_accounts', []);
+    assert.equal(accounts.length, 10);
+    assert.equal(accounts[0], FIRST);
+  });
+
+  it('mines each transaction into its own block: viem sends, deploys, reads receipts and traces', async () => {
+    const wallet = createWalletClient({ account: FIRST, transport: http(server.url) }).extend(publicActions);
+    const before = await wallet.getBlockNumber();
+    // A JSON-RPC account: the server signs with the dev key (eth_sendTransaction).
+    const transfer = await wallet.sendTransaction({
+      account: FIRST,
+      to: SECOND,
+      value: parseEther('1'),
+      chain: null,
+    });
+    const transferReceipt = await wallet.waitForTransactionReceipt({ hash: transfer });
+    assert.equal(transferReceipt.status, 'success');
+    assert.equal(transferReceipt.blockNumber, before + 1n);
+    // A local account: viem signs, the server checks and mines the raw transaction.
+    const local = createWalletClient({
+      account: privateKeyToAccount(FIRST_KEY),
+      transport: http(server.url),
+    }).extend(publicActions);
+    const deploy = await local.sendTransaction({ data: LOG_STORE_INITCODE, chain: null });
+    const deployed = await local.waitForTransactionReceipt({ hash: deploy });
+    assert.equal(deployed.status, 'success');
+    assert.ok(deployed.contractAddress);
+    const call = await local.sendTransaction({
+      to: deployed.contractAddress,
+      data: logStoreCalldata({ key: 1n, value: 42n, logs: 2 }),
+      chain: null,
+    });
+    const called = await local.waitForTransactionReceipt({ hash: call });
+    assert.equal(called.logs.length, 2);
+    assert.equal(await local.getBlockNumber(), before + 3n);
+
+    const receipts = await rpcResult<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+      'latest',
+    ]);
+    assert.equal(receipts?.length, 1);
+    assert.equal(receipts?.[0]?.transactionHash, call);
+    type Traced = { trace: Array<{ action: { to: string } }>; stateDiff: Record<string, unknown> };
+    const traces = await rpcResult<Traced[]>(server.url, 'trace_callMany', [
+      [
+        [
+          {
+            from: FIRST,
+            to: deployed.contractAddress,
+            data: logStoreCalldata({ key: 1n, value: 7n, logs: 1 }),
+          },
+          ['trace', 'stateDiff'],
+        ],
+      ],
+      'latest',
+    ]);
+    assert.equal(traces[0]?.trace[0]?.action.to, deployed.contractAddress.toLowerCase());
+    assert.ok(traces[0]?.stateDiff[deployed.contractAddress.toLowerCase()]);
+  });
+
+  it('rejects what a node rejects, with clear errors', async () => {
+    const low = await rpcError(server.url, 'eth_sendTransaction', [
+      { from: FIRST, to: SECOND, value: '0x1', nonce: '0x0' },
+    ]);
+    assert.equal(low.code, -32000);
+    assert.match(low.message, /^nonce too low: next nonce \d+, tx nonce 0$/);
+    const poor = privateKeyToAccount(generatePrivateKey());
+    const signed: Hex = await poor.signTransaction({
+      chainId: 31337,
+      type: 'eip1559',
+      nonce: 0,
+      to: SECOND,
+      value: 1n,
+      gas: 21000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
+    const funds = await rpcError(server.url, 'eth_sendRawTransaction', [signed]);
+    assert.equal(funds.code, -32003);
+    assert.match(funds.message, /^insufficient funds for gas \* price \+ value/);
+    const otherChain = await privateKeyToAccount(FIRST_KEY).signTransaction({
+      chainId: 1,
+      type: 'eip1559',
+      nonce: 0,
+      to: SECOND,
+      gas: 21000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
+    const chain = await rpcError(server.url, 'eth_sendRawTransaction', [otherChain]);
+    assert.equal(chain.code, -32000);
+    const intrinsic = await rpcError(server.url, 'eth_sendTransaction', [
+      { from: FIRST, to: SECOND, gas: '0x100' },
+    ]);
+    assert.match(intrinsic.message, /intrinsic gas too low/);
+    const stranger = await rpcError(server.url, 'eth_sendTransaction', [
+      { from: SECOND.replace('7', '8'), to: FIRST },
+    ]);
+    assert.match(stranger.message, /unknown account/);
+  });
+
+  it('keeps the chain across a restart', async () => {
+    const client = createPublicClient({ transport: http(server.url) });
+    const head = await client.getBlock();
+    const balance = await client.getBalance({ address: SECOND });
+    await stop(server.child);
+    server = await serve(dir.path);
+    const again = createPublicClient({ transport: http(server.url) });
+    assert.equal((await again.getBlock()).hash, head.hash);
+    assert.equal(await again.getBalance({ address: SECOND }), balance);
+    assert.match(server.output, new RegExp(`serving dev chain 31337 \\(head ${head.number}\\)`));
+  });
+});
+
+describe('an imported chain is read-only', () => {
+  it('refuses transactions and has no accounts', async () => {
+    const chain = await importConformanceChain();
+    const server = await startServer(chain.datadir);
+    try {
+      assert.deepEqual(await server.rpc('eth_accounts'), []);
+      const e = await rpcError(server.url, 'eth_sendRawTransaction', ['0x01']);
+      assert.equal(e.code, -32000);
+      assert.match(e.message, /read-only/);
+    } finally {
+      await server.close();
+      chain.cleanup();
+    }
+  });
+});
