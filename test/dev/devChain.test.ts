@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, type Hex, http, parseEther, publicActions } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { collect, startCli, tempDir } from '../support/cli.ts';
+import { collect, ROOT, startCli, tempDir } from '../support/cli.ts';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
 import { importConformanceChain, startServer } from '../support/server.ts';
 
@@ -29,6 +30,17 @@ async function stop(child: ChildProcess): Promise<void> {
   const done = collect(child);
   child.kill('SIGTERM');
   await done;
+}
+
+const CAST = join(ROOT, 'node_modules', '@foundry-rs', 'cast-linux-amd64', 'bin', 'cast');
+
+/** Runs the npm-installed cast binary and resolves with its stdout (rejects with its stderr). */
+function castRun(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(CAST, args, { timeout: 30_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`cast ${args[0]}: ${stderr || error.message}`)) : resolve(stdout),
+    );
+  });
 }
 
 async function rpcResult<T>(url: string, method: string, params: unknown[]): Promise<T> {
@@ -132,6 +144,35 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     ]);
     assert.equal(traces[0]?.trace[0]?.action.to, deployed.contractAddress.toLowerCase());
     assert.ok(traces[0]?.stateDiff[deployed.contractAddress.toLowerCase()]);
+  });
+
+  it("works with Foundry's cast: send from a dev key, read the receipt and the balance", async () => {
+    const before = await rpcResult<string>(server.url, 'eth_getBalance', [SECOND, 'latest']);
+    const sent = await castRun([
+      'send',
+      '--rpc-url',
+      server.url,
+      '--private-key',
+      FIRST_KEY,
+      SECOND,
+      '--value',
+      '3wei',
+      '--json',
+    ]);
+    const receipt = JSON.parse(sent) as { status: string; transactionHash: string; blockNumber: string };
+    assert.equal(receipt.status, '0x1');
+    const read = await castRun(['receipt', '--rpc-url', server.url, receipt.transactionHash, 'status']);
+    // cast (pinned 1.7.1) prints a successful status as `true`.
+    assert.equal(read.trim(), 'true');
+    const after = await castRun(['balance', '--rpc-url', server.url, SECOND]);
+    assert.equal(BigInt(after.trim()), BigInt(before) + 3n);
+    const receipts = await rpcResult<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+      receipt.blockNumber,
+    ]);
+    assert.deepEqual(
+      receipts.map((r) => r.transactionHash),
+      [receipt.transactionHash],
+    );
   });
 
   it('rejects what a node rejects, with clear errors', async () => {
