@@ -1,5 +1,7 @@
 import { createTx, createTxFromRLP, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Address } from '@ethereumjs/util';
+import { Account, Address } from '@ethereumjs/util';
+import secp256k1 from 'secp256k1';
+import { keccak256 } from '../chain/crypto.ts';
 import type { CallRequest } from '../exec/callRequest.ts';
 import type { DevAccount } from '../ingest/devChain.ts';
 import type { Importer } from '../ingest/importer.ts';
@@ -87,10 +89,81 @@ export class DevService {
     });
   }
 
+  /** Seconds added to the clock by evm_increaseTime; the next block's timestamp if one was set. */
+  private timeOffset = 0n;
+  private nextTimestamp: bigint | null = null;
+
   private async mine(tx: TypedTransaction): Promise<Uint8Array> {
     await this.check(tx);
-    await this.importer.mine([tx], BigInt(Math.floor(Date.now() / 1000)));
+    await this.mineBlock([tx]);
     return tx.hash();
+  }
+
+  private async mineBlock(txs: TypedTransaction[]): Promise<void> {
+    const timestamp = this.nextTimestamp ?? BigInt(Math.floor(Date.now() / 1000)) + this.timeOffset;
+    this.nextTimestamp = null;
+    await this.importer.mine(txs, timestamp);
+  }
+
+  /** evm_mine: `blocks` empty blocks. */
+  async mineEmpty(blocks: number): Promise<void> {
+    await this.serially(async () => {
+      for (let i = 0; i < blocks; i++) await this.mineBlock([]);
+    });
+  }
+
+  /** evm_increaseTime: moves the clock of later blocks forward; answers the total offset. */
+  increaseTime(seconds: bigint): bigint {
+    this.timeOffset += seconds;
+    return this.timeOffset;
+  }
+
+  /** evm_setNextBlockTimestamp: the next block's timestamp (it must be after the head's). */
+  setNextBlockTimestamp(timestamp: bigint): void {
+    const head = this.importer.headHeader;
+    if (head && timestamp <= head.timestamp) {
+      throw new ServerError(`timestamp ${timestamp} is not after the head block's ${head.timestamp}`);
+    }
+    this.nextTimestamp = timestamp;
+  }
+
+  /**
+   * anvil_/hardhat_ setBalance, setNonce, setCode, setStorageAt. The change is written into a new
+   * (empty) block, so that it is part of the chain's history like every other change: reads at
+   * `latest` see it at once, and older blocks keep their state. (anvil changes state without a block.)
+   */
+  async setAccount(
+    address: Uint8Array,
+    change: { balance?: bigint; nonce?: bigint; code?: Uint8Array; slot?: [Uint8Array, Uint8Array] },
+  ): Promise<void> {
+    await this.serially(async () => {
+      const state = this.importer.headState;
+      const at = new Address(address);
+      const account = (await state.getAccount(at)) ?? new Account();
+      if (change.balance !== undefined) account.balance = change.balance;
+      if (change.nonce !== undefined) account.nonce = change.nonce;
+      await state.putAccount(at, account);
+      if (change.code !== undefined) await state.putCode(at, change.code);
+      if (change.slot) await state.putStorage(at, change.slot[0], change.slot[1]);
+      await this.mineBlock([]);
+    });
+  }
+
+  /** personal_sign / eth_sign: EIP-191 signature of `message` by a dev account, as r ‖ s ‖ v. */
+  signMessage(address: Uint8Array, message: Uint8Array): Uint8Array {
+    const account = this.account(address);
+    const prefix = new TextEncoder().encode(`\x19Ethereum Signed Message:\n${message.length}`);
+    const digest = keccak256(Buffer.concat([prefix, message]));
+    const { signature, recid } = secp256k1.ecdsaSign(digest, account.privateKey);
+    return Buffer.concat([signature, Uint8Array.of(27 + recid)]);
+  }
+
+  private account(address: Uint8Array): DevAccount {
+    const account = this.accounts.find(
+      (a) => Buffer.compare(Buffer.from(a.address), Buffer.from(address)) === 0,
+    );
+    if (!account) throw new ServerError(`unknown account ${toHex(address)}: only the dev accounts can sign`);
+    return account;
   }
 
   /** The checks a node makes before accepting a transaction, each with a message that says what to fix. */

@@ -11,6 +11,7 @@ const READ_ONLY_IMPORTED_CHAIN =
   'ethtrace serves an imported (verified) chain read-only; transactions are accepted only by a dev chain, so sending to the imported conformance chain is refused (-32000). The pending pool of issue 6 will revisit this.';
 
 export const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
+  'txpool_content/get-content': `${READ_ONLY_IMPORTED_CHAIN} Its shape check expects the transactions those sends would have pooled.`,
   'eth_sendRawTransaction/send-access-list-transaction': READ_ONLY_IMPORTED_CHAIN,
   'eth_sendRawTransaction/send-blob-tx': READ_ONLY_IMPORTED_CHAIN,
   'eth_sendRawTransaction/send-dynamic-fee-access-list-transaction': READ_ONLY_IMPORTED_CHAIN,

@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, createWalletClient, type Hex, http, parseEther, publicActions } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  http,
+  parseEther,
+  publicActions,
+  stringToHex,
+  verifyMessage,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { collect, ROOT, startCli, tempDir } from '../support/cli.ts';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
@@ -213,6 +222,58 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     const stranger = await rpcError(server.url, 'eth_sendTransaction', [
       { from: SECOND.replace('7', '8'), to: FIRST },
     ]);
+    assert.match(stranger.message, /unknown account/);
+  });
+
+  it('offers anvil/Hardhat conveniences: mining, time, account state, the pool, signing', async () => {
+    const client = createPublicClient({ transport: http(server.url) });
+    // viem caches the block number for its polling interval: ask afresh each time.
+    const start = await client.getBlockNumber({ cacheTime: 0 });
+    await rpcResult(server.url, 'evm_mine', []);
+    await rpcResult(server.url, 'anvil_mine', [3]);
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), start + 4n);
+
+    const head = await client.getBlock();
+    const next = head.timestamp + 1000n;
+    await rpcResult(server.url, 'evm_setNextBlockTimestamp', [Number(next)]);
+    await rpcResult(server.url, 'evm_mine', []);
+    assert.equal((await client.getBlock()).timestamp, next);
+    const offset = await rpcResult<number>(server.url, 'evm_increaseTime', [3600]);
+    assert.ok(offset >= 3600);
+    await rpcResult(server.url, 'evm_mine', []);
+    assert.ok((await client.getBlock()).timestamp >= BigInt(Math.floor(Date.now() / 1000)) + 3600n - 5n);
+
+    const target = '0x00000000000000000000000000000000000d0d0d';
+    const before = await client.getBlockNumber({ cacheTime: 0 });
+    await rpcResult(server.url, 'anvil_setBalance', [target, '0x1234']);
+    await rpcResult(server.url, 'hardhat_setCode', [target, '0x6001600101']);
+    await rpcResult(server.url, 'anvil_setNonce', [target, '0x7']);
+    assert.equal(
+      await rpcResult(server.url, 'anvil_setStorageAt', [
+        target,
+        `0x${'00'.repeat(31)}01`,
+        `0x${'00'.repeat(31)}2a`,
+      ]),
+      true,
+    );
+    assert.equal(await client.getBalance({ address: target }), 0x1234n);
+    assert.equal(await client.getCode({ address: target }), '0x6001600101');
+    assert.equal(await client.getTransactionCount({ address: target }), 7);
+    assert.equal(
+      await client.getStorageAt({ address: target, slot: `0x${'00'.repeat(31)}01` }),
+      `0x${'00'.repeat(31)}2a`,
+    );
+    // Each change is a block of its own, so the history before it is kept.
+    assert.equal(await client.getBalance({ address: target, blockNumber: before }), 0n);
+
+    assert.deepEqual(await rpcResult(server.url, 'txpool_status', []), { pending: '0x0', queued: '0x0' });
+    assert.deepEqual(await rpcResult(server.url, 'txpool_content', []), { pending: {}, queued: {} });
+
+    const message = 'hello ethtrace';
+    const signature = await rpcResult<Hex>(server.url, 'personal_sign', [stringToHex(message), FIRST]);
+    assert.ok(await verifyMessage({ address: FIRST, message, signature }));
+    assert.equal(await rpcResult<Hex>(server.url, 'eth_sign', [FIRST, stringToHex(message)]), signature);
+    const stranger = await rpcError(server.url, 'personal_sign', [stringToHex(message), target]);
     assert.match(stranger.message, /unknown account/);
   });
 
