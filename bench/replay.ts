@@ -6,7 +6,6 @@
 //  2. trace_block on a block already traced once, at 1 and 16 connections (ethtrace's cache on):
 //     what repeated requests for a final block cost.
 // (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS)
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startAnvil } from '../test/support/anvil.ts';
 import { runCli, tempDir } from '../test/support/cli.ts';
@@ -14,19 +13,19 @@ import { exportChain } from '../test/support/exportChain.ts';
 import { buildBigBlock } from '../test/support/workload.ts';
 import type { LoadResult } from './lib/load.ts';
 import { startEthtrace } from './lib/process.ts';
-import { measure, post, progressLog, RESULT_HEADER, resultRow, rpcBody } from './lib/rpc.ts';
-
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+import {
+  load,
+  machineLine,
+  post,
+  progressLog,
+  RESULT_HEADER,
+  resultRow,
+  rpcBody,
+  SECONDS,
+  WARMUP_SECONDS,
+} from './lib/rpc.ts';
 
 const log = progressLog();
-
-const load = (url: string, body: string, connections: number, serverPid?: number | null) =>
-  measure(url, body, connections, {
-    seconds: SECONDS,
-    warmupSeconds: WARMUP_SECONDS,
-    serverPid: serverPid ?? null,
-  });
 
 const row = resultRow;
 const HEADER = RESULT_HEADER;
@@ -36,9 +35,7 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   const lines: string[] = [HEADER];
   try {
-    log(
-      `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0]?.toFixed(2)}`,
-    );
+    log(machineLine());
     const anvil = await startAnvil();
     stops.push(() => anvil.stop());
     const big = await buildBigBlock(anvil, { txs: 200, logsPerTx: 2.2 });

@@ -5,7 +5,6 @@
 //     against anvil's trace_replayBlockTransactions(["trace"]) of that block: requests/s at 1 and 16.
 //  3. eth_chainId latency at one connection while 16 of those heavy traces run.
 // (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS)
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startAnvil } from '../test/support/anvil.ts';
 import { runCli, tempDir } from '../test/support/cli.ts';
@@ -13,10 +12,19 @@ import { exportChain } from '../test/support/exportChain.ts';
 import { buildBigBlock } from '../test/support/workload.ts';
 import type { LoadResult } from './lib/load.ts';
 import { CLI, startEthtrace } from './lib/process.ts';
-import { measure, ms, post, progressLog, RESULT_HEADER, resultRow, rpcBody } from './lib/rpc.ts';
+import {
+  load,
+  machineLine,
+  ms,
+  post,
+  progressLog,
+  RESULT_HEADER,
+  resultRow,
+  rpcBody,
+  SECONDS,
+  WARMUP_SECONDS,
+} from './lib/rpc.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const CONFORMANCE = join(import.meta.dirname, '..', '..', 'shared', 'conformance', 'execution-apis');
 
 const SEED = {
@@ -26,13 +34,6 @@ const SEED = {
 
 const log = progressLog();
 
-const load = (url: string, body: string, connections: number, serverPid?: number | null) =>
-  measure(url, body, connections, {
-    seconds: SECONDS,
-    warmupSeconds: WARMUP_SECONDS,
-    serverPid: serverPid ?? null,
-  });
-
 const row = resultRow;
 const HEADER = RESULT_HEADER;
 
@@ -41,9 +42,7 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   const lines: string[] = [];
   try {
-    log(
-      `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0]?.toFixed(2)}`,
-    );
+    log(machineLine());
 
     // 1. The seed example on the conformance chain.
     const conformance = join(work.path, 'conformance');

@@ -1,4 +1,28 @@
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { type LoadResult, runLoadInChild } from './load.ts';
+
+/** Seconds measured per cell and seconds of warm-up before (env BENCH_SECONDS, BENCH_WARMUP_SECONDS). */
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+
+/** The machine a run measured, for the report. */
+export function machineLine(): string {
+  return `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0]?.toFixed(2)}`;
+}
+
+/** `measure` with the run's durations. */
+export function load(
+  url: string,
+  body: string,
+  connections: number,
+  serverPid?: number | null,
+): Promise<LoadResult> {
+  return measure(url, body, connections, {
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    serverPid: serverPid ?? null,
+  });
+}
 
 /** Progress lines on stderr with the seconds since the benchmark started. */
 export function progressLog(): (line: string) => void {
