@@ -5,6 +5,7 @@ import { keccak256 } from '../chain/crypto.ts';
 import type { CallRequest } from '../exec/callRequest.ts';
 import type { DevAccount } from '../ingest/devChain.ts';
 import type { Importer } from '../ingest/importer.ts';
+import { type TypedData, typedDataDigest } from '../primitives/eip712.ts';
 import { toHex } from '../primitives/hex.ts';
 import { RpcError, ServerError } from '../rpc/errors.ts';
 
@@ -151,10 +152,23 @@ export class DevService {
 
   /** personal_sign / eth_sign: EIP-191 signature of `message` by a dev account, as r ‖ s ‖ v. */
   signMessage(address: Uint8Array, message: Uint8Array): Uint8Array {
-    const account = this.account(address);
     const prefix = new TextEncoder().encode(`\x19Ethereum Signed Message:\n${message.length}`);
-    const digest = keccak256(Buffer.concat([prefix, message]));
-    const { signature, recid } = secp256k1.ecdsaSign(digest, account.privateKey);
+    return this.signDigest(address, keccak256(Buffer.concat([prefix, message])));
+  }
+
+  /** eth_signTypedData_v4: the EIP-712 signature by a dev account. */
+  signTypedData(address: Uint8Array, data: TypedData): Uint8Array {
+    let digest: Uint8Array;
+    try {
+      digest = typedDataDigest(data);
+    } catch (e) {
+      throw new ServerError(`invalid typed data: ${(e as Error).message}`);
+    }
+    return this.signDigest(address, digest);
+  }
+
+  private signDigest(address: Uint8Array, digest: Uint8Array): Uint8Array {
+    const { signature, recid } = secp256k1.ecdsaSign(digest, this.account(address).privateKey);
     return Buffer.concat([signature, Uint8Array.of(27 + recid)]);
   }
 

@@ -11,6 +11,7 @@ import {
   publicActions,
   stringToHex,
   verifyMessage,
+  verifyTypedData,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { collect, ROOT, startCli, tempDir } from '../support/cli.ts';
@@ -273,6 +274,56 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     const signature = await rpcResult<Hex>(server.url, 'personal_sign', [stringToHex(message), FIRST]);
     assert.ok(await verifyMessage({ address: FIRST, message, signature }));
     assert.equal(await rpcResult<Hex>(server.url, 'eth_sign', [FIRST, stringToHex(message)]), signature);
+    // EIP-712: nested structs, arrays, dynamic and fixed types, checked by viem's own verifier.
+    const typed = {
+      domain: { name: 'Ether Mail', version: '1', chainId: 31337, verifyingContract: target },
+      types: {
+        EIP712Domain: [
+          { name: 'name', type: 'string' },
+          { name: 'version', type: 'string' },
+          { name: 'chainId', type: 'uint256' },
+          { name: 'verifyingContract', type: 'address' },
+        ],
+        Person: [
+          { name: 'name', type: 'string' },
+          { name: 'wallets', type: 'address[]' },
+        ],
+        Mail: [
+          { name: 'from', type: 'Person' },
+          { name: 'to', type: 'Person[]' },
+          { name: 'contents', type: 'string' },
+          { name: 'tag', type: 'bytes4' },
+          { name: 'amount', type: 'int64' },
+          { name: 'ok', type: 'bool' },
+          { name: 'blob', type: 'bytes' },
+        ],
+      },
+      primaryType: 'Mail',
+      message: {
+        from: { name: 'Cow', wallets: [FIRST, SECOND] },
+        to: [{ name: 'Bob', wallets: [target] }],
+        contents: 'Hello, Bob!',
+        tag: '0xdeadbeef',
+        amount: -42,
+        ok: true,
+        blob: '0x0102',
+      },
+    } as const;
+    const typedSignature = await rpcResult<Hex>(server.url, 'eth_signTypedData_v4', [
+      FIRST,
+      JSON.stringify(typed),
+    ]);
+    const { EIP712Domain: _domainType, ...types } = typed.types;
+    assert.ok(
+      await verifyTypedData({
+        address: FIRST,
+        domain: typed.domain,
+        types,
+        primaryType: 'Mail',
+        message: { ...typed.message, amount: -42n },
+        signature: typedSignature,
+      }),
+    );
     const stranger = await rpcError(server.url, 'personal_sign', [stringToHex(message), target]);
     assert.match(stranger.message, /unknown account/);
   });

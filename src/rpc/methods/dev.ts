@@ -5,7 +5,7 @@ import { evm_mine } from './dev/mine.ts';
 import { eth_sendRawTransaction } from './dev/sendRawTransaction.ts';
 import { eth_sendTransaction } from './dev/sendTransaction.ts';
 import { anvil_setBalance, anvil_setCode, anvil_setNonce, anvil_setStorageAt } from './dev/setAccount.ts';
-import { eth_sign, personal_sign } from './dev/sign.ts';
+import { eth_sign, eth_signTypedData_v4, personal_sign } from './dev/sign.ts';
 import { evm_increaseTime, evm_setNextBlockTimestamp } from './dev/time.ts';
 import { txpool_content, txpool_contentFrom, txpool_status } from './dev/txpool.ts';
 
@@ -14,6 +14,7 @@ export const DEV_METHODS: MethodTable<Services> = {
   eth_sendRawTransaction,
   eth_sendTransaction,
   eth_sign,
+  eth_signTypedData_v4,
   personal_sign,
   txpool_status,
   txpool_content,

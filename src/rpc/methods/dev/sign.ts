@@ -1,5 +1,6 @@
+import type { TypedData } from '../../../primitives/eip712.ts';
 import { toHex } from '../../../primitives/hex.ts';
-import { address, data, required } from '../../params.ts';
+import { address, data, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 import { devChain } from './params.ts';
 
@@ -11,4 +12,27 @@ export const personal_sign = method([required(data), required(address)], ([messa
 /** eth_sign(address, message): the same signature, parameters the other way round. */
 export const eth_sign = method([required(address), required(data)], ([signer, message], { services }) =>
   toHex(devChain(services).signMessage(signer, message)),
+);
+
+/** Typed data as a JSON string (what wallets send) or as the object itself. */
+function typedData(value: unknown): TypedData {
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new ParamProblem('typed data is not valid JSON');
+    }
+  }
+  const t = parsed as Partial<TypedData> | null;
+  if (!t || typeof t !== 'object' || !t.types || !t.primaryType || !t.domain || !t.message) {
+    throw new ParamProblem('typed data needs types, primaryType, domain and message');
+  }
+  return t as TypedData;
+}
+
+/** eth_signTypedData_v4(address, typedData): the EIP-712 signature by a dev account. */
+export const eth_signTypedData_v4 = method(
+  [required(address), required(typedData)],
+  ([signer, typed], { services }) => toHex(devChain(services).signTypedData(signer, typed)),
 );
