@@ -6,11 +6,8 @@
 //  2. trace_block on a block already traced once, at 1 and 16 connections (ethtrace's cache on):
 //     what repeated requests for a final block cost.
 // (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS)
-import { join } from 'node:path';
-import { startAnvil } from '../test/support/anvil.ts';
-import { runCli, tempDir } from '../test/support/cli.ts';
-import { exportChain } from '../test/support/exportChain.ts';
-import { buildBigBlock } from '../test/support/workload.ts';
+import { tempDir } from '../test/support/cli.ts';
+import { bigBlockChain } from './lib/bigBlock.ts';
 import type { LoadResult } from './lib/load.ts';
 import { startEthtrace } from './lib/process.ts';
 import {
@@ -36,23 +33,9 @@ async function main(): Promise<void> {
   const lines: string[] = [HEADER];
   try {
     log(machineLine());
-    const anvil = await startAnvil();
+    const { anvil, number, datadir } = await bigBlockChain(work.path, log);
     stops.push(() => anvil.stop());
-    const big = await buildBigBlock(anvil, { txs: 200, logsPerTx: 2.2 });
-    const block = `0x${big.number.toString(16)}`;
-    log(`anvil block ${big.number}: ${big.receipts.length} txs`);
-    const chain = await exportChain(anvil, join(work.path, 'anvil'));
-    const datadir = join(work.path, 'data');
-    const imported = await runCli([
-      'import',
-      '--datadir',
-      datadir,
-      '--genesis',
-      chain.genesisPath,
-      '--no-verify-state-root',
-      chain.rlpPath,
-    ]);
-    if (imported.code !== 0) throw new Error(imported.stderr);
+    const block = `0x${number.toString(16)}`;
 
     const replayBody = rpcBody('trace_replayBlockTransactions', [block, ['trace']]);
     const blockBody = rpcBody('trace_block', [block]);

@@ -1,4 +1,4 @@
-// trace_callMany side by side with anvil, in one run (issue 4). Run: node --import tsx bench/trace.ts
+// trace_callMany side by side with anvil, in one run (issue 4). Run: npm run bench:trace
 //  1. The seed example (two value transfers, ["trace"], latest) on the conformance chain: p50 at one
 //     connection and requests/s at 16.
 //  2. The 200 transactions of a 200-transaction block, traced by our trace_callMany on its parent,
@@ -6,10 +6,8 @@
 //  3. eth_chainId latency at one connection while 16 of those heavy traces run.
 // (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS)
 import { join } from 'node:path';
-import { startAnvil } from '../test/support/anvil.ts';
 import { runCli, tempDir } from '../test/support/cli.ts';
-import { exportChain } from '../test/support/exportChain.ts';
-import { buildBigBlock } from '../test/support/workload.ts';
+import { bigBlockChain } from './lib/bigBlock.ts';
 import type { LoadResult } from './lib/load.ts';
 import { CLI, startEthtrace } from './lib/process.ts';
 import {
@@ -71,26 +69,12 @@ async function main(): Promise<void> {
     await seedServer.stop();
 
     // 2. A 200-transaction block: our callMany on its parent against anvil's replay of the block.
-    const anvil = await startAnvil();
+    const { anvil, number, datadir } = await bigBlockChain(work.path, log);
     stops.push(() => anvil.stop());
-    const big = await buildBigBlock(anvil, { txs: 200, logsPerTx: 2.2 });
-    log(`anvil block ${big.number}: ${big.receipts.length} txs`);
-    const chain = await exportChain(anvil, join(work.path, 'anvil'));
-    const datadir = join(work.path, 'anvil-data');
-    const anvilImport = await runCli([
-      'import',
-      '--datadir',
-      datadir,
-      '--genesis',
-      chain.genesisPath,
-      '--no-verify-state-root',
-      chain.rlpPath,
-    ]);
-    if (anvilImport.code !== 0) throw new Error(anvilImport.stderr);
     const server = await startEthtrace(datadir);
     stops.push(server.stop);
     const block = await anvil.rpc<{ transactions: Array<Record<string, unknown>> }>('eth_getBlockByNumber', [
-      `0x${big.number.toString(16)}`,
+      `0x${number.toString(16)}`,
       true,
     ]);
     // No fee fields: the calls run in the parent's environment (see test/diff/traceCallMany.test.ts).
@@ -98,8 +82,8 @@ async function main(): Promise<void> {
       { from: tx.from, to: tx.to, gas: tx.gas, value: tx.value, input: tx.input },
       ['trace'],
     ]);
-    const ourBody = rpcBody('trace_callMany', [calls, `0x${(big.number - 1n).toString(16)}`]);
-    const anvilBody = rpcBody('trace_replayBlockTransactions', [`0x${big.number.toString(16)}`, ['trace']]);
+    const ourBody = rpcBody('trace_callMany', [calls, `0x${(number - 1n).toString(16)}`]);
+    const anvilBody = rpcBody('trace_replayBlockTransactions', [`0x${number.toString(16)}`, ['trace']]);
     const ours = JSON.parse(await post(server.url, ourBody)).result as Array<{ trace: unknown[] }>;
     const theirs = JSON.parse(await post(anvil.url, anvilBody)).result as Array<{ trace: unknown[] }>;
     if (ours.length !== theirs.length)
