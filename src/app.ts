@@ -20,7 +20,10 @@ import type { KeyRing } from './transport/apiKeys.ts';
 import { type Listening, RpcServer } from './transport/server.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
-const EXECUTION_YOUNG_GENERATION_MB = 96;
+// ethereumjs allocates a bigint per stack value and a frame per call: a large young generation means
+// fewer scavenges, each copying only what one request holds live (GC was a fifth of the EVM's time at
+// the default; 96 → 192 MB measured about 3% faster on bench:trace's 200-call request).
+const EXECUTION_YOUNG_GENERATION_MB = 192;
 
 export interface AppConfig {
   host: string;

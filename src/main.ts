@@ -103,6 +103,7 @@ async function startCommand(args: string[]): Promise<void> {
   };
   const gasCap = BigInt(count('gas-cap', values['gas-cap'], Number(DEFAULT_CONFIG.traceLimits.gasCap)));
   const traceLimits = {
+    ...DEFAULT_CONFIG.traceLimits,
     gasCap,
     maxCalls: count('max-calls', values['max-calls'], DEFAULT_CONFIG.traceLimits.maxCalls),
   };

@@ -33,6 +33,12 @@ import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
 import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
 
+/** What a stretch of execution read and changed, as `accessKeys` names the pieces of state. */
+export interface StateAccess {
+  reads: string[];
+  writes: string[];
+}
+
 /** One call's outcome in the shape trace_callMany serves (domain values; formatted at the edge). */
 export interface CallTrace {
   output: Uint8Array;
@@ -124,6 +130,24 @@ export class CallSession {
 
   private get hooks(): TraceHooks {
     return this.machine.hooks;
+  }
+
+  /**
+   * From now on, notes what each call reads, for `access` (speculative parallel execution checks it
+   * against what calls run elsewhere changed).
+   */
+  recordAccess(): void {
+    this.state.recordReads();
+  }
+
+  /** A position to pass to `access` after the calls it should cover. */
+  mark(): number {
+    return this.state.mark();
+  }
+
+  /** The state keys read (since the last `access`) and changed (since `mark`); see `accessKeys`. */
+  access(mark: number): StateAccess {
+    return { reads: this.state.takeReads(), writes: this.state.changedKeysSince(mark) };
   }
 
   /** Simulates one call and traces what `types` asks for. */

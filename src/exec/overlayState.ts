@@ -4,6 +4,7 @@ import {
   Account,
   type Address,
   bytesToUnprefixedHex,
+  equalsBytes,
   KECCAK256_NULL,
   KECCAK256_RLP,
   unpadBytes,
@@ -77,6 +78,8 @@ export class OverlayStateManager implements StateManagerInterface {
   private readonly cleared = new Set<string>();
   private readonly journal: JournalEntry[] = [];
   private readonly checkpoints: number[] = [];
+  /** Keys read since `takeReads`, while recording (see `accessKeys`); null when not recording. */
+  private reads: Set<string> | null = null;
 
   constructor(private readonly source: StateSource) {
     this.originalStorageCache = new OriginalStorageCache(this.getStorage.bind(this));
@@ -87,8 +90,63 @@ export class OverlayStateManager implements StateManagerInterface {
     return this.journal.length;
   }
 
+  /** Starts noting every account and slot read, for `takeReads`. */
+  recordReads(): void {
+    this.reads = new Set();
+  }
+
+  /** The keys (`accessKeys`) read since recording started or since the last take. */
+  takeReads(): string[] {
+    const reads = this.reads;
+    if (reads === null) return [];
+    this.reads = new Set();
+    return [...reads];
+  }
+
+  /**
+   * The keys whose value differs from what it was at `mark`: accounts (nonce, balance, code), slots,
+   * and the storage wipes. A write that left its value as it was is not reported: whoever reads the
+   * key later sees the same value either way.
+   */
+  changedKeysSince(mark: number): string[] {
+    const accountsThen = new Map<string, Prior<Account | null>>();
+    const slotsThen = new Map<string, Prior<Uint8Array>>();
+    const wiped = new Set<string>();
+    for (let i = mark; i < this.journal.length; i++) {
+      const entry = this.journal[i] as JournalEntry;
+      if (entry.kind === 'account') {
+        if (!accountsThen.has(entry.key)) accountsThen.set(entry.key, entry.prior);
+      } else if (entry.kind === 'clear') {
+        wiped.add(entry.key);
+      } else {
+        const key = accessKeys.slot(bytesToUnprefixedHex(entry.address.bytes), entry.key);
+        if (!slotsThen.has(key)) slotsThen.set(key, entry.prior);
+      }
+    }
+    const changed: string[] = [];
+    for (const [key, prior] of accountsThen) {
+      const then = prior === FROM_BASE ? this.baseAccounts.get(key) : prior;
+      // A base account never loaded cannot be compared: count it as changed.
+      if (then === undefined || !sameAccount(then, this.accounts.get(key) ?? null)) changed.push(key);
+    }
+    for (const owner of wiped) changed.push(accessKeys.wipe(owner));
+    for (const [key, prior] of slotsThen) {
+      const owner = key.slice(0, 40);
+      if (wiped.has(owner)) {
+        changed.push(key);
+        continue;
+      }
+      const then =
+        prior !== FROM_BASE ? prior : this.cleared.has(owner) ? new Uint8Array() : this.baseStorage.get(key);
+      const now = this.storage.get(owner)?.get(key.slice(41));
+      if (then === undefined || now === undefined || !equalsBytes(then, now)) changed.push(key);
+    }
+    return changed;
+  }
+
   async getAccount(address: Address): Promise<Account | undefined> {
     const key = bytesToUnprefixedHex(address.bytes);
+    this.reads?.add(key);
     const account = this.accounts.has(key) ? this.accounts.get(key) : await this.baseAccount(key, address);
     // The EVM mutates the accounts it reads before writing them back: hand out copies.
     return account ? copyAccount(account) : undefined;
@@ -132,6 +190,7 @@ export class OverlayStateManager implements StateManagerInterface {
   async getStorage(address: Address, slot: Uint8Array): Promise<Uint8Array> {
     const key = bytesToUnprefixedHex(address.bytes);
     const slotKey = bytesToUnprefixedHex(slot);
+    this.reads?.add(accessKeys.slot(key, slotKey));
     const written = this.storage.get(key)?.get(slotKey);
     if (written !== undefined) return written;
     if (this.cleared.has(key)) return new Uint8Array();
@@ -314,7 +373,7 @@ export class OverlayStateManager implements StateManagerInterface {
     address: Address,
     slot: Uint8Array,
   ): Promise<Uint8Array> {
-    const key = `${owner}:${slotKey}`;
+    const key = accessKeys.slot(owner, slotKey);
     let value = this.baseStorage.get(key);
     if (value === undefined) {
       value = await this.source.storage(address.bytes, slot);
@@ -355,6 +414,23 @@ export class OverlayStateManager implements StateManagerInterface {
   async hasStateRoot(): Promise<boolean> {
     return false;
   }
+}
+
+/**
+ * Names for the pieces of state an execution reads and changes, compared across executions: an
+ * account is its unprefixed hex address, a slot `address:slot`, and a storage wipe `address!` (a
+ * read of any of the account's slots depends on it).
+ */
+export const accessKeys = {
+  slot: (owner: string, slotKey: string): string => `${owner}:${slotKey}`,
+  wipe: (owner: string): string => `${owner}!`,
+  /** The wipe key a slot key depends on. */
+  wipeOf: (slotKey: string): string => `${slotKey.slice(0, 40)}!`,
+};
+
+function sameAccount(a: Account | null, b: Account | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.nonce === b.nonce && a.balance === b.balance && equalsBytes(a.codeHash, b.codeHash);
 }
 
 /** A field copy: the EVM reads accounts very often, and the constructor re-validates every field. */

@@ -1,9 +1,10 @@
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../exec/callRequest.ts';
 import type { WorkerPool } from '../exec/pool/pool.ts';
-import type { CallManyJob } from '../exec/worker/traceWorker.ts';
+import type { CallManyJob, CallManyPartJob, CallManyPartResult } from '../exec/worker/traceWorker.ts';
 import type { BlockSelector } from '../rpc/params.ts';
 import { RawJson } from '../rpc/rawJson.ts';
 import type { ChainService } from './chain.ts';
+import { partitionBySender, validPrefix } from './parallelCalls.ts';
 import { stateBlock } from './state.ts';
 
 export interface TraceLimits {
@@ -11,9 +12,18 @@ export interface TraceLimits {
   gasCap: bigint;
   /** Calls in one trace_callMany: bounds the work one request can ask for (Nethermind's limit). */
   maxCalls: number;
+  /**
+   * The fewest calls a trace_callMany must have to be run speculatively in parallel when workers are
+   * idle (services/parallelCalls.ts): below it, one more worker's set-up outweighs what it saves.
+   */
+  parallelMinCalls: number;
 }
 
-export const DEFAULT_TRACE_LIMITS: TraceLimits = { gasCap: 50_000_000n, maxCalls: 1024 };
+export const DEFAULT_TRACE_LIMITS: TraceLimits = {
+  gasCap: 50_000_000n,
+  maxCalls: 1024,
+  parallelMinCalls: 16,
+};
 
 export interface TracedCall {
   call: CallRequest;
@@ -26,6 +36,9 @@ export interface TracedCall {
  * execution pool, whose deadline and queue bound apply.
  */
 export class TraceService {
+  /** How speculation went: requests run in parallel, and how many of those fell back to serial. */
+  readonly parallelStats = { speculated: 0, fellBack: 0 };
+
   constructor(
     private readonly chain: ChainService,
     private readonly pool: WorkerPool,
@@ -45,6 +58,42 @@ export class TraceService {
       ...(opts.stateOverrides ? { stateOverrides: opts.stateOverrides } : {}),
       ...(opts.blockOverrides ? { blockOverrides: opts.blockOverrides } : {}),
     };
-    return new RawJson(await this.pool.run<string>('callMany', job));
+    const started = performance.now();
+    const parts =
+      calls.length >= this.limits.parallelMinCalls
+        ? partitionBySender(calls, this.pool.spareWorkers())
+        : null;
+    if (parts !== null) {
+      const answer = await this.speculate(job, parts);
+      if (answer !== null) return answer;
+    }
+    // After a failed speculation the serial run gets only what is left of the request's deadline.
+    const deadlineMs = Math.max(1, this.pool.deadlineMs - (performance.now() - started));
+    return new RawJson(await this.pool.run<string>('callMany', job, parts ? { deadlineMs } : {}));
+  }
+
+  /** The parts run at once; the answer if every call proved to have its serial result, else null. */
+  private async speculate(job: CallManyJob, parts: number[][]): Promise<RawJson | null> {
+    this.parallelStats.speculated++;
+    const runs = await Promise.all(
+      parts.map(async (indices) => {
+        const part: CallManyPartJob = {
+          blockHash: job.blockHash,
+          calls: indices.map((i) => job.calls[i] as TracedCall),
+          indices,
+          ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
+          ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
+        };
+        return { indices, ...(await this.pool.run<CallManyPartResult>('callManyPart', part)) };
+      }),
+    );
+    if (validPrefix(runs, job.calls.length) < job.calls.length) {
+      this.parallelStats.fellBack++;
+      return null;
+    }
+    const results = new Array<string>(job.calls.length);
+    for (const run of runs)
+      for (const [i, index] of run.indices.entries()) results[index] = run.results[i] as string;
+    return new RawJson(`[${results.join(',')}]`);
   }
 }

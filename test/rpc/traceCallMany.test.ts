@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DEFAULT_CONFIG } from '../../src/app.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
 // The conformance chain's funded sender and a fresh recipient.
@@ -42,7 +43,7 @@ describe('trace_callMany and trace_call', () => {
     chain = await importConformanceChain();
     server = await startServer(chain.datadir);
     small = await startServer(chain.datadir, {
-      config: { traceLimits: { gasCap: 50_000_000n, maxCalls: 2 } },
+      config: { traceLimits: { ...DEFAULT_CONFIG.traceLimits, maxCalls: 2 } },
     });
   });
   after(async () => {

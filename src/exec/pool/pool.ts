@@ -237,6 +237,13 @@ export class WorkerPool {
     return this.closing;
   }
 
+  /** Started workers with nothing to do and no queued request waiting for them. */
+  spareWorkers(): number {
+    let idle = 0;
+    for (const slot of this.slots) if (slot.state === 'idle') idle++;
+    return Math.max(0, idle - this.queue.length);
+  }
+
   private busyCount(): number {
     let busy = 0;
     for (const slot of this.slots) if (slot.job !== null) busy++;

@@ -9,7 +9,7 @@ import { type CallLimits, type ExecutionJob, runExecution } from '../../services
 import type { TracedCall } from '../../services/trace.ts';
 import { openLmdbStore } from '../../store/lmdb/index.ts';
 import type { BlockOverrides, StateOverrides } from '../callRequest.ts';
-import { CallSession } from '../executor.ts';
+import { CallSession, CallValidationError, type StateAccess } from '../executor.ts';
 import type { Handlers } from '../pool/pool.ts';
 import { debugHandlers } from './debugHandlers.ts';
 import { replayHandlers } from './replayHandlers.ts';
@@ -29,6 +29,23 @@ export interface CallManyJob {
   single: boolean;
 }
 
+/** Part of a trace_callMany run speculatively: some of its calls, each with its index in the request. */
+export interface CallManyPartJob {
+  blockHash: Uint8Array;
+  calls: TracedCall[];
+  indices: number[];
+  stateOverrides?: StateOverrides;
+  blockOverrides?: BlockOverrides;
+}
+
+export interface CallManyPartResult {
+  /** Each call's result as JSON text, in the part's order; fewer than asked if one failed. */
+  results: string[];
+  access: StateAccess[];
+  /** A call failed validation (maybe only because this part lacks other parts' effects). */
+  failed: boolean;
+}
+
 export async function init(data: TraceWorkerData): Promise<Handlers> {
   const store = await openLmdbStore(data.datadir, { readOnly: true });
   const specJson = await readStoredSpec(store);
@@ -36,6 +53,7 @@ export async function init(data: TraceWorkerData): Promise<Handlers> {
   const chain = new ChainService(store, parseChainSpec(specJson, 'stored genesis'));
   const handlers: Handlers = {
     callMany: (job: CallManyJob) => runCallMany(chain, data.gasCap, job),
+    callManyPart: (job: CallManyPartJob) => runCallManyPart(chain, data.gasCap, job),
     execution: (job: ExecutionJob) => runExecution(chain, data.callLimits, job),
     ...replayHandlers(chain),
     ...debugHandlers(chain),
@@ -53,20 +71,58 @@ export async function init(data: TraceWorkerData): Promise<Handlers> {
   );
 }
 
-export async function runCallMany(chain: ChainService, gasCap: bigint, job: CallManyJob): Promise<string> {
+async function openSession(
+  chain: ChainService,
+  gasCap: bigint,
+  job: Pick<CallManyJob, 'blockHash' | 'stateOverrides' | 'blockOverrides'>,
+): Promise<CallSession> {
   const header = await chain.header(job.blockHash);
   if (!header) throw new Error('block header missing from the store');
-  const session = await CallSession.open(chain, header, {
+  return CallSession.open(chain, header, {
     gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
     ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
   });
+}
+
+export async function runCallMany(chain: ChainService, gasCap: bigint, job: CallManyJob): Promise<string> {
+  const session = await openSession(chain, gasCap, job);
   try {
     const results: unknown[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
       results.push(formatCallTrace(await session.trace(call, index, types)));
     }
     return JSON.stringify(job.single ? (results[0] ?? null) : results);
+  } finally {
+    session.close();
+  }
+}
+
+/**
+ * Runs a part's calls in order on the block's state (and the request's overrides), noting what each
+ * read and changed; the main thread checks that against the other parts (services/parallelCalls.ts).
+ */
+export async function runCallManyPart(
+  chain: ChainService,
+  gasCap: bigint,
+  job: CallManyPartJob,
+): Promise<CallManyPartResult> {
+  const session = await openSession(chain, gasCap, job);
+  try {
+    session.recordAccess();
+    const results: string[] = [];
+    const access: StateAccess[] = [];
+    for (const [i, { call, types }] of job.calls.entries()) {
+      const mark = session.mark();
+      try {
+        results.push(JSON.stringify(formatCallTrace(await session.trace(call, job.indices[i] ?? i, types))));
+      } catch (e) {
+        if (e instanceof CallValidationError) return { results, access, failed: true };
+        throw e;
+      }
+      access.push(session.access(mark));
+    }
+    return { results, access, failed: false };
   } finally {
     session.close();
   }
