@@ -29,8 +29,10 @@ commands:
   start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
         [--workers N] [--exec-timeout MS] [--gas-cap GAS] [--max-calls N]
         [--trace-cache-mb MB] [--trace-filter-blocks N] [--chain-id ID] [--hardfork FORK] [--mnemonic WORDS]
+        [--block-time SECONDS]
       serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>; on an empty
       datadir, a new dev chain (chain id 31337, the 10 test-mnemonic accounts with 10,000 ether)
+      that mines each transaction as it arrives, or a block every SECONDS with --block-time
   keys create [--name NAME] | list | revoke KEY_OR_NAME  [--datadir DIR]
       manage the API keys kept (hashed) in the datadir
 
@@ -86,6 +88,7 @@ async function startCommand(args: string[]): Promise<void> {
       'chain-id': { type: 'string' },
       hardfork: { type: 'string' },
       mnemonic: { type: 'string' },
+      'block-time': { type: 'string' },
       'trace-filter-blocks': { type: 'string' },
     },
   });
@@ -129,6 +132,13 @@ async function startCommand(args: string[]): Promise<void> {
     hardfork: values.hardfork,
     mnemonic: values.mnemonic,
   });
+  if (values['block-time'] !== undefined) {
+    const seconds = Number(values['block-time']);
+    if (!dev) throw new UserError('--block-time applies to a dev chain; this datadir holds an imported one');
+    if (!(Number.isFinite(seconds) && seconds > 0))
+      throw new UserError(`--block-time ${values['block-time']} is not a positive number of seconds`);
+    dev.service.startInterval(seconds);
+  }
   const keyFile = new KeyFile(datadir);
   const given = [...values['api-key'], ...(process.env.ETHTRACE_API_KEYS ?? '').split(',')]
     .map((k) => k.trim())
@@ -163,6 +173,7 @@ async function startCommand(args: string[]): Promise<void> {
     process.once('SIGTERM', stop);
   });
   process.stdout.write('stopping\n');
+  await dev?.service.stop();
   await app.close();
   await store.close();
 }
@@ -204,7 +215,8 @@ async function openDevChain(
     const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
     await store.putMeta(META_DEV, new TextEncoder().encode(record));
   }
-  return { store, service: new DevService(importer, devAccounts(options.mnemonic)) };
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  return { store, service: new DevService(importer, devAccounts(options.mnemonic), log) };
 }
 
 function devOptions(flags: {

@@ -1,3 +1,4 @@
+import type { Subscriber } from '../services/subscriptions.ts';
 import { INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, toWireError, type WireError } from './errors.ts';
 import type { MethodContext, MethodTable } from './method.ts';
 import { RawJson } from './rawJson.ts';
@@ -19,19 +20,21 @@ type Id = string | number | null;
 export class RpcEnvelope<S> {
   constructor(
     private readonly methods: MethodTable<S>,
-    private readonly context: MethodContext<S>,
+    private readonly context: Omit<MethodContext<S>, 'subscriber'>,
     private readonly limits: EnvelopeLimits,
     private readonly onInternalError: (e: unknown, method: string) => void,
   ) {}
 
-  async handle(body: string): Promise<ResponseChunks | null> {
+  /** `subscriber` is the WebSocket connection the body came on (null over HTTP). */
+  async handle(body: string, subscriber: Subscriber | null = null): Promise<ResponseChunks | null> {
+    const context = { ...this.context, subscriber };
     let message: unknown;
     try {
       message = JSON.parse(body);
     } catch {
       return errorResponse(null, { code: PARSE_ERROR, message: 'parse error' });
     }
-    if (!Array.isArray(message)) return this.handleOne(message);
+    if (!Array.isArray(message)) return this.handleOne(message, context);
     if (message.length === 0) return errorResponse(null, { code: INVALID_REQUEST, message: 'empty batch' });
     if (message.length > this.limits.maxBatchSize) {
       const id = idOf(message[0]);
@@ -44,7 +47,7 @@ export class RpcEnvelope<S> {
         ']',
       ];
     }
-    const answers = await Promise.all(message.map((m) => this.handleOne(m)));
+    const answers = await Promise.all(message.map((m) => this.handleOne(m, context)));
     const out: ResponseChunks = [];
     for (const answer of answers) {
       if (!answer) continue;
@@ -55,7 +58,7 @@ export class RpcEnvelope<S> {
     return out;
   }
 
-  private async handleOne(request: unknown): Promise<ResponseChunks | null> {
+  private async handleOne(request: unknown, context: MethodContext<S>): Promise<ResponseChunks | null> {
     if (typeof request !== 'object' || request === null || Array.isArray(request)) {
       return errorResponse(null, { code: INVALID_REQUEST, message: 'invalid request' });
     }
@@ -74,7 +77,7 @@ export class RpcEnvelope<S> {
       });
     } else {
       try {
-        answer = resultResponse(id, await method.run(r.params, this.context));
+        answer = resultResponse(id, await method.run(r.params, context));
       } catch (e) {
         answer = errorResponse(
           id,

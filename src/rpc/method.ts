@@ -1,9 +1,12 @@
+import type { Subscriber } from '../services/subscriptions.ts';
 import type { Param, ParamValues } from './params.ts';
 import { parseParams } from './params.ts';
 
 /** What a method handler may use: the services, never the transport. */
 export interface MethodContext<S> {
   services: S;
+  /** The WebSocket connection the request came on, for eth_subscribe; null over HTTP. */
+  subscriber: Subscriber | null;
 }
 
 export interface Method<S> {

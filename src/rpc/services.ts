@@ -3,9 +3,11 @@ import type { DebugService } from '../services/debug.ts';
 import type { DevService } from '../services/dev.ts';
 import type { ExecutionService } from '../services/execution.ts';
 import type { FeeService } from '../services/fees.ts';
+import type { FilterService } from '../services/filters.ts';
 import type { LogService } from '../services/logs.ts';
 import type { ReplayService } from '../services/replay.ts';
 import type { StateService } from '../services/state.ts';
+import type { SubscriptionService } from '../services/subscriptions.ts';
 import type { TraceService } from '../services/trace.ts';
 
 /** Everything a method handler may use. */
@@ -20,6 +22,8 @@ export interface Services {
   /** Present on a dev chain only: the chain accepts transactions. */
   dev: DevService | null;
   execution: ExecutionService;
+  subscriptions: SubscriptionService;
+  filters: FilterService;
   clientVersion: string;
   limits: MethodLimits;
 }

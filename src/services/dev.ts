@@ -8,6 +8,7 @@ import type { Importer } from '../ingest/importer.ts';
 import { type TypedData, typedDataDigest } from '../primitives/eip712.ts';
 import { toHex } from '../primitives/hex.ts';
 import { RpcError, ServerError } from '../rpc/errors.ts';
+import type { ChainEvents } from './events.ts';
 
 /** Infura's code for a transaction the node refuses (funds, fees). */
 const TRANSACTION_REJECTED = -32003;
@@ -15,18 +16,64 @@ const TRANSACTION_REJECTED = -32003;
 // the priority fee are happy.
 const DEFAULT_TIP = 1_000_000_000n;
 
+/** A transaction waiting in the pool, with the order it arrived in (blocks take the oldest first). */
+interface Pooled {
+  tx: TypedTransaction;
+  sender: Address;
+  arrival: number;
+}
+
+/** A replacement must raise both fee fields by this many percent (geth's default price bump). */
+const PRICE_BUMP_PERCENT = 10n;
+
 /**
- * The dev chain's writer side: transactions are checked as a node checks them, then each is mined
- * into its own block through the importer, so dev blocks are executed and stored exactly like
- * imported ones. Sends are serialised: one block at a time.
+ * The dev chain's writer side: transactions are checked as a node checks them and enter a pending
+ * pool; blocks are mined from the pool through the importer, so dev blocks are executed and stored
+ * exactly like imported ones. With automine (the default) each transaction whose nonce is next is
+ * mined into its own block as it arrives; with a block time, a block of whatever is ready is mined
+ * on every tick. A transaction with a later nonce waits ("queued") until the gap is filled. Writes
+ * are serialised: one block at a time.
  */
 export class DevService {
   private queue: Promise<unknown> = Promise.resolve();
+  /** Pooled transactions by sender (hex) and nonce. */
+  private readonly pool = new Map<string, Map<bigint, Pooled>>();
+  private arrivals = 0;
+  private events: ChainEvents | null = null;
+  private ticker: NodeJS.Timeout | null = null;
+  private blockTime: number | null = null;
 
   constructor(
     private readonly importer: Importer,
     readonly accounts: readonly DevAccount[],
+    private readonly log: (line: string) => void = () => {},
   ) {}
+
+  /** Where new blocks and pending transactions are announced (subscriptions and filters). */
+  announceTo(events: ChainEvents): void {
+    this.events = events;
+  }
+
+  /** Mines a block every `seconds` instead of one per transaction (`--block-time`). */
+  startInterval(seconds: number): void {
+    this.blockTime = seconds;
+    this.ticker = setInterval(() => {
+      this.serially(() => this.mineFromPool()).catch((e) =>
+        this.log(`mining failed: ${(e as Error).message}`),
+      );
+    }, seconds * 1000);
+  }
+
+  /** Stops the block timer and waits for the block being written, if any. */
+  async stop(): Promise<void> {
+    if (this.ticker !== null) clearInterval(this.ticker);
+    this.ticker = null;
+    await this.serially(async () => {});
+  }
+
+  get automine(): boolean {
+    return this.blockTime === null;
+  }
 
   async sendRawTransaction(raw: Uint8Array): Promise<Uint8Array> {
     return this.serially(async () => {
@@ -37,11 +84,11 @@ export class DevService {
       } catch (e) {
         throw new ServerError(`invalid transaction: ${firstLine((e as Error).message)}`);
       }
-      return this.mine(tx);
+      return this.submit(tx);
     });
   }
 
-  /** Signs a call with the dev account it is from and mines it. */
+  /** Signs a call with the dev account it is from and submits it. */
   async sendTransaction(call: CallRequest): Promise<Uint8Array> {
     return this.serially(async () => {
       const from = call.from;
@@ -51,8 +98,6 @@ export class DevService {
         throw new ServerError(
           `unknown account ${from ? toHex(from) : '(no from)'}: only the dev accounts can sign`,
         );
-      const state = this.importer.headState;
-      const sender = await state.getAccount(new Address(account.address));
       const header = this.importer.headHeader;
       const baseFee = header?.baseFeePerGas !== undefined ? header.calcNextBaseFee() : undefined;
       const common = this.nextBlockCommon();
@@ -73,7 +118,7 @@ export class DevService {
       try {
         tx = createTx(
           {
-            nonce: call.nonce ?? sender?.nonce ?? 0n,
+            nonce: call.nonce ?? (await this.nextNonce(account.address)),
             gasLimit: call.gas ?? (txCap < blockLimit ? txCap : blockLimit),
             ...(call.to ? { to: call.to } : {}),
             value: call.value ?? 0n,
@@ -86,30 +131,155 @@ export class DevService {
       } catch (e) {
         throw new ServerError(`invalid transaction: ${firstLine((e as Error).message)}`);
       }
-      return this.mine(tx);
+      return this.submit(tx);
     });
+  }
+
+  /**
+   * The next nonce of `address` counting its pooled transactions (eth_getTransactionCount pending);
+   * answered after the sends already received.
+   */
+  pendingNonce(address: Uint8Array): Promise<bigint> {
+    return this.serially(() => this.nextNonce(address));
+  }
+
+  private async nextNonce(address: Uint8Array): Promise<bigint> {
+    const at = new Address(address);
+    let nonce = (await this.importer.headState.getAccount(at))?.nonce ?? 0n;
+    const mine = this.pool.get(at.toString());
+    while (mine?.has(nonce)) nonce++;
+    return nonce;
+  }
+
+  /**
+   * The pool as txpool_content shows it, after the sends already received: ready transactions are
+   * pending, the others queued.
+   */
+  poolContent(): Promise<{ pending: TypedTransaction[]; queued: TypedTransaction[] }> {
+    return this.serially(() => this.readPool());
+  }
+
+  private async readPool(): Promise<{ pending: TypedTransaction[]; queued: TypedTransaction[] }> {
+    const pending: TypedTransaction[] = [];
+    const queued: TypedTransaction[] = [];
+    for (const mine of this.pool.values()) {
+      const first = mine.values().next().value;
+      if (!first) continue;
+      const next = await this.nextNonce(first.sender.bytes);
+      for (const { tx } of mine.values()) (tx.nonce < next ? pending : queued).push(tx);
+    }
+    const byNonce = (a: TypedTransaction, b: TypedTransaction) => (a.nonce < b.nonce ? -1 : 1);
+    return { pending: pending.sort(byNonce), queued: queued.sort(byNonce) };
+  }
+
+  /** A pooled transaction by hash (eth_getTransactionByHash answers it with no block). */
+  pooledTransaction(hash: Uint8Array): TypedTransaction | null {
+    for (const mine of this.pool.values()) {
+      for (const { tx } of mine.values()) if (Buffer.compare(tx.hash(), hash) === 0) return tx;
+    }
+    return null;
+  }
+
+  private async submit(tx: TypedTransaction): Promise<Uint8Array> {
+    const sender = await this.check(tx);
+    const key = sender.toString();
+    let mine = this.pool.get(key);
+    if (!mine) {
+      mine = new Map();
+      this.pool.set(key, mine);
+    }
+    const replaced = mine.get(tx.nonce);
+    if (replaced && !outbids(tx, replaced.tx)) {
+      throw new ServerError('replacement transaction underpriced');
+    }
+    mine.set(tx.nonce, { tx, sender, arrival: this.arrivals++ });
+    this.events?.pending(tx.hash());
+    if (this.automine) await this.mineEachReady(tx);
+    return tx.hash();
+  }
+
+  /**
+   * Automine: every ready transaction in a block of its own, oldest first. The one just sent fails
+   * its request if it cannot be mined; others that fail are dropped from the pool and logged.
+   */
+  private async mineEachReady(sent: TypedTransaction): Promise<void> {
+    for (let next = await this.nextReady(); next !== null; next = await this.nextReady()) {
+      this.unpool(next);
+      try {
+        await this.mineBlock([next.tx]);
+      } catch (e) {
+        if (next.tx === sent) throw e;
+        this.log(`dropped pooled transaction ${toHex(next.tx.hash())}: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** The oldest pooled transaction whose nonce is its sender's next, or null. */
+  private async nextReady(): Promise<Pooled | null> {
+    let best: Pooled | null = null;
+    for (const mine of this.pool.values()) {
+      const first = mine.values().next().value;
+      if (!first) continue;
+      const nonce = (await this.importer.headState.getAccount(first.sender))?.nonce ?? 0n;
+      const ready = mine.get(nonce);
+      if (ready && (best === null || ready.arrival < best.arrival)) best = ready;
+    }
+    return best;
+  }
+
+  /**
+   * One block of the ready transactions, each sender's in nonce order, senders by arrival, as many
+   * as fit the block's gas limit (what does not fit waits for the next block).
+   */
+  private async mineFromPool(): Promise<void> {
+    const limit = this.importer.headHeader?.gasLimit ?? 30_000_000n;
+    const chosen: Pooled[] = [];
+    let gas = 0n;
+    const senders = [...this.pool.values()]
+      .map((mine) => [...mine.values()].sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1)))
+      .filter((list) => list.length > 0)
+      .sort((a, b) => (a[0] as Pooled).arrival - (b[0] as Pooled).arrival);
+    for (const list of senders) {
+      let nonce = (await this.importer.headState.getAccount((list[0] as Pooled).sender))?.nonce ?? 0n;
+      for (const entry of list) {
+        if (entry.tx.nonce !== nonce || gas + entry.tx.gasLimit > limit) break;
+        chosen.push(entry);
+        gas += entry.tx.gasLimit;
+        nonce++;
+      }
+    }
+    for (const entry of chosen) this.unpool(entry);
+    try {
+      await this.mineBlock(chosen.map((c) => c.tx));
+    } catch (e) {
+      // A transaction that became invalid while it waited: drop them all rather than stop mining.
+      this.log(`dropped ${chosen.length} pooled transactions: ${(e as Error).message}`);
+      await this.mineBlock([]);
+    }
+  }
+
+  private unpool(entry: Pooled): void {
+    const key = entry.sender.toString();
+    const mine = this.pool.get(key);
+    mine?.delete(entry.tx.nonce);
+    if (mine?.size === 0) this.pool.delete(key);
   }
 
   /** Seconds added to the clock by evm_increaseTime; the next block's timestamp if one was set. */
   private timeOffset = 0n;
   private nextTimestamp: bigint | null = null;
 
-  private async mine(tx: TypedTransaction): Promise<Uint8Array> {
-    await this.check(tx);
-    await this.mineBlock([tx]);
-    return tx.hash();
-  }
-
   private async mineBlock(txs: TypedTransaction[]): Promise<void> {
     const timestamp = this.nextTimestamp ?? BigInt(Math.floor(Date.now() / 1000)) + this.timeOffset;
     this.nextTimestamp = null;
     await this.importer.mine(txs, timestamp);
+    await this.events?.check();
   }
 
-  /** evm_mine: `blocks` empty blocks. */
+  /** evm_mine: `blocks` blocks, each of what the pool has ready (empty when nothing is). */
   async mineEmpty(blocks: number): Promise<void> {
     await this.serially(async () => {
-      for (let i = 0; i < blocks; i++) await this.mineBlock([]);
+      for (let i = 0; i < blocks; i++) await this.mineFromPool();
     });
   }
 
@@ -180,8 +350,11 @@ export class DevService {
     return account;
   }
 
-  /** The checks a node makes before accepting a transaction, each with a message that says what to fix. */
-  private async check(tx: TypedTransaction): Promise<void> {
+  /**
+   * The checks a node makes before accepting a transaction into its pool, each with a message that
+   * says what to fix; answers the sender.
+   */
+  private async check(tx: TypedTransaction): Promise<Address> {
     const common = this.nextBlockCommon();
     if (tx.supports(155) || tx.type > 0) {
       const chainId = 'chainId' in tx ? (tx.chainId as bigint) : common.chainId();
@@ -200,11 +373,6 @@ export class DevService {
     const account = await this.importer.headState.getAccount(sender);
     const nonce = account?.nonce ?? 0n;
     if (tx.nonce < nonce) throw new ServerError(`nonce too low: next nonce ${nonce}, tx nonce ${tx.nonce}`);
-    if (tx.nonce > nonce) {
-      throw new ServerError(
-        `nonce too high: next nonce ${nonce}, tx nonce ${tx.nonce} (transactions are mined as they arrive)`,
-      );
-    }
     const header = this.importer.headHeader;
     if (header && tx.gasLimit > header.gasLimit) {
       throw new ServerError(
@@ -229,6 +397,7 @@ export class DevService {
         `insufficient funds for gas * price + value: balance ${balance}, tx cost ${cost}`,
       );
     }
+    return sender;
   }
 
   /** The Common of the next block's fork (mining sets it; checks want the same rules). */
@@ -249,6 +418,14 @@ export class DevService {
     this.queue = next.catch(() => {});
     return next;
   }
+}
+
+/** A replacement for a pooled transaction must raise its fee cap and its tip by the price bump. */
+function outbids(tx: TypedTransaction, old: TypedTransaction): boolean {
+  const bumped = (v: bigint) => v + (v * PRICE_BUMP_PERCENT) / 100n;
+  const cap = (t: TypedTransaction) => ('maxFeePerGas' in t ? t.maxFeePerGas : t.gasPrice);
+  const tip = (t: TypedTransaction) => ('maxPriorityFeePerGas' in t ? t.maxPriorityFeePerGas : t.gasPrice);
+  return cap(tx) >= bumped(cap(old)) && tip(tx) >= bumped(tip(old));
 }
 
 function firstLine(message: string): string {

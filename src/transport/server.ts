@@ -16,7 +16,15 @@ export interface TransportOptions {
   /** null = `--no-auth`: any key, and also `/`, is served. */
   keys: KeyRing | null;
   limits: TransportLimits;
-  handle(body: string): Promise<ResponseChunks | null>;
+  /** `connection` is the WebSocket a message came on; null for HTTP. */
+  handle(body: string, connection: Connection | null): Promise<ResponseChunks | null>;
+}
+
+/** One WebSocket connection, as subscriptions see it. */
+export interface Connection {
+  /** Sends an `eth_subscription` notification (dropped once the socket is closed). */
+  notify(subscription: string, result: unknown): void;
+  onClose(fn: () => void): void;
 }
 
 export interface Listening {
@@ -113,7 +121,7 @@ export class RpcServer {
     if (declared > limit) return plain(res, 413, `content length too large (${declared}>${limit})\n`);
     const body = await readBody(req, limit);
     if (body === null) return plain(res, 413, `content length too large (>${limit})\n`);
-    const answer = await this.opts.handle(body);
+    const answer = await this.opts.handle(body, null);
     if (answer === null) {
       res.writeHead(200, { 'content-length': '0' });
       res.end();
@@ -147,10 +155,19 @@ export class RpcServer {
   private serveSocket(ws: WebSocket): void {
     // Answers are sent in the order requests finish, as JSON-RPC over WebSocket allows; each
     // message is independent, and a malformed one gets its error without closing the socket.
+    const connection: Connection = {
+      notify: (subscription, result) => {
+        if (ws.readyState !== ws.OPEN) return;
+        ws.send(
+          JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription, result } }),
+        );
+      },
+      onClose: (fn) => ws.once('close', fn),
+    };
     ws.on('message', (message, isBinary) => {
       const text = isBinary ? Buffer.from(message as Buffer).toString('utf8') : message.toString();
       this.opts
-        .handle(text)
+        .handle(text, connection)
         .then((answer) => {
           if (answer && ws.readyState === ws.OPEN) {
             ws.send(Buffer.concat(answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));

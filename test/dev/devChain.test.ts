@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -14,33 +14,15 @@ import {
   verifyTypedData,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { collect, ROOT, startCli, tempDir } from '../support/cli.ts';
+import { ROOT, tempDir } from '../support/cli.ts';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { type DevServer, serveDev, stopDev } from '../support/devServer.ts';
 import { importConformanceChain, startServer } from '../support/server.ts';
 
 // The well-known first account of the test mnemonic (anvil's and Hardhat's too).
 const FIRST = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const FIRST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const SECOND = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
-
-async function serve(datadir: string): Promise<{ child: ChildProcess; output: string; url: string }> {
-  const child = startCli(['start', '--port', '0', '--no-auth', '--datadir', datadir]);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d) => {
-      output += d;
-      if (/WebSocket\s+\S+/.test(output)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`start exited ${code}: ${output}`)));
-  });
-  return { child, output, url: /HTTP\s+(\S+)/.exec(output)?.[1] ?? '' };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const done = collect(child);
-  child.kill('SIGTERM');
-  await done;
-}
 
 const CAST = join(ROOT, 'node_modules', '@foundry-rs', 'cast-linux-amd64', 'bin', 'cast');
 
@@ -81,12 +63,12 @@ async function rpcError(
 
 describe('the dev chain (ethtrace start on an empty datadir)', () => {
   const dir = tempDir('ethtrace-dev-');
-  let server: { child: ChildProcess; output: string; url: string };
+  let server: DevServer;
   before(async () => {
-    server = await serve(dir.path);
+    server = await serveDev(dir.path);
   });
   after(async () => {
-    if (server) await stop(server.child);
+    if (server) await stopDev(server.child);
     dir.cleanup();
   });
 
@@ -332,8 +314,8 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     const client = createPublicClient({ transport: http(server.url) });
     const head = await client.getBlock();
     const balance = await client.getBalance({ address: SECOND });
-    await stop(server.child);
-    server = await serve(dir.path);
+    await stopDev(server.child);
+    server = await serveDev(dir.path);
     const again = createPublicClient({ transport: http(server.url) });
     assert.equal((await again.getBlock()).hash, head.hash);
     assert.equal(await again.getBalance({ address: SECOND }), balance);

@@ -8,6 +8,7 @@ import { eth_chainId } from './eth/chainId.ts';
 import { eth_getBlockReceipts } from './eth/getBlockReceipts.ts';
 import { eth_syncing } from './eth/syncing.ts';
 import { EXECUTION_METHODS } from './execution.ts';
+import { FILTER_METHODS } from './filters/index.ts';
 import { LOGS_METHODS } from './logs.ts';
 import { net_version } from './net/version.ts';
 import { STATE_METHODS } from './state.ts';
@@ -25,6 +26,7 @@ export const METHODS: MethodTable<Services> = {
   ...DEBUG_TRACE_METHODS,
   ...DEV_METHODS,
   ...EXECUTION_METHODS,
+  ...FILTER_METHODS,
   eth_blockNumber,
   eth_chainId,
   eth_getBlockReceipts,

@@ -6,7 +6,7 @@ import { method } from '../define.ts';
 const MAX_TOPICS = 4;
 const MAX_SUB_TOPICS = 1000;
 
-interface LogFilter {
+export interface LogFilter {
   scope: LogScope;
   criteria: LogCriteria;
 }
@@ -16,7 +16,7 @@ interface LogFilter {
  * latest), `address` is one address or a list, and each `topics` position is null (any), one hash, or
  * an OR-list of hashes (a null inside the list, or an empty list, also means any).
  */
-function logFilter(value: unknown): LogFilter {
+export function logFilter(value: unknown): LogFilter {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ParamProblem('filter must be an object');
   }

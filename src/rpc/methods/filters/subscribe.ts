@@ -1,0 +1,46 @@
+import type { SubscriptionKind } from '../../../services/subscriptions.ts';
+import { METHOD_NOT_FOUND, RpcError } from '../../errors.ts';
+import { optional, ParamProblem, required } from '../../params.ts';
+import { method } from '../define.ts';
+import { logFilter } from '../eth/getLogs.ts';
+
+function subscriptionName(value: unknown): string {
+  if (typeof value !== 'string') throw new ParamProblem('subscription name must be a string');
+  return value;
+}
+
+function subscriptionId(value: unknown): string {
+  if (typeof value !== 'string') throw new ParamProblem('subscription id must be a string');
+  return value;
+}
+
+/**
+ * eth_subscribe over WebSocket (geth's kinds and errors). A `logs` filter selects by `address` and
+ * `topics`; its block range, if any, is ignored, since only new blocks are sent.
+ */
+export const eth_subscribe = method(
+  [required(subscriptionName), optional((v) => v)],
+  ([name, options], { services, subscriber }) => {
+    if (subscriber === null) throw new RpcError(METHOD_NOT_FOUND, 'notifications not supported');
+    let what: SubscriptionKind;
+    switch (name) {
+      case 'newHeads':
+        what = { kind: 'newHeads' };
+        break;
+      case 'logs':
+        what = { kind: 'logs', criteria: logFilter(options ?? {}).criteria };
+        break;
+      case 'newPendingTransactions':
+        what = { kind: 'newPendingTransactions' };
+        break;
+      default:
+        throw new RpcError(METHOD_NOT_FOUND, `no "${name}" subscription in eth namespace`);
+    }
+    return services.subscriptions.subscribe(subscriber, what);
+  },
+);
+
+export const eth_unsubscribe = method([required(subscriptionId)], ([id], { services, subscriber }) => {
+  if (subscriber === null) throw new RpcError(METHOD_NOT_FOUND, 'notifications not supported');
+  return services.subscriptions.unsubscribe(subscriber, id);
+});

@@ -1,0 +1,70 @@
+import type { BlockRef, ChainStore } from '../store/types.ts';
+
+/** How often the store's head is read for blocks another process (an `import`) committed. */
+export const HEAD_POLL_MS = 250;
+
+type Listener<T> = (value: T) => void;
+
+/**
+ * New canonical blocks and pending transactions, for subscriptions and filters. Blocks are noticed
+ * by reading the store's head: at once when this process mined them (the dev chain calls `check`),
+ * within HEAD_POLL_MS when another process committed them. Each new block is announced once, in
+ * order; a head that moved back (evm_revert) is taken as the new starting point.
+ */
+export class ChainEvents {
+  private last: bigint | null = null;
+  private checking: Promise<void> = Promise.resolve();
+  private readonly blockListeners = new Set<Listener<BlockRef>>();
+  private readonly pendingListeners = new Set<Listener<Uint8Array>>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly store: ChainStore) {}
+
+  /** Starts watching the head (the first read sets the starting point; nothing before it is announced). */
+  async start(): Promise<void> {
+    await this.check();
+    this.timer = setInterval(() => void this.check().catch(() => {}), HEAD_POLL_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Announces the blocks committed since the last check; concurrent checks run one after another. */
+  check(): Promise<void> {
+    this.checking = this.checking.then(() => this.announceNewBlocks());
+    return this.checking;
+  }
+
+  onBlock(listener: Listener<BlockRef>): () => void {
+    this.blockListeners.add(listener);
+    return () => this.blockListeners.delete(listener);
+  }
+
+  onPendingTransaction(listener: Listener<Uint8Array>): () => void {
+    this.pendingListeners.add(listener);
+    return () => this.pendingListeners.delete(listener);
+  }
+
+  /** A transaction entered the pending pool. */
+  pending(hash: Uint8Array): void {
+    for (const listener of this.pendingListeners) listener(hash);
+  }
+
+  private async announceNewBlocks(): Promise<void> {
+    const head = await this.store.getHead();
+    if (head === null) return;
+    if (this.last === null || head.number <= this.last) {
+      this.last = head.number;
+      return;
+    }
+    for (let number = this.last + 1n; number <= head.number; number++) {
+      const hash = number === head.number ? head.hash : await this.store.getCanonicalHash(number);
+      if (hash === null) break;
+      this.last = number;
+      for (const listener of this.blockListeners) listener({ number, hash });
+    }
+  }
+}

@@ -1,0 +1,312 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  http,
+  type Log,
+  parseEther,
+  publicActions,
+  webSocket,
+} from 'viem';
+import WebSocket from 'ws';
+import { tempDir } from '../support/cli.ts';
+import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { devAccount } from '../support/devAccounts.ts';
+import { type DevServer, serveDev, stopDev } from '../support/devServer.ts';
+
+const FIRST = devAccount(0);
+const SECOND = devAccount(1);
+const THIRD = devAccount(2);
+
+async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
+  if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
+  return body.result as T;
+}
+
+/** The error of a call expected to fail. */
+async function rpcFailure(
+  url: string,
+  method: string,
+  params: unknown[] = [],
+): Promise<{ code: number; message: string }> {
+  return rpc(url, method, params).then(
+    () => assert.fail(`${method} was expected to fail`),
+    (e: Error & { code: number }) => ({ code: e.code, message: e.message }),
+  );
+}
+
+/** Resolves once `check` holds, polling; rejects after `ms`. */
+async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A raw WebSocket JSON-RPC client that keeps every notification it receives. */
+async function rawSocket(url: string) {
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const notifications: Array<{ subscription: string; result: unknown }> = [];
+  const waiting = new Map<
+    number,
+    (m: { result?: unknown; error?: { code: number; message: string } }) => void
+  >();
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.method === 'eth_subscription') notifications.push(m.params);
+    else waiting.get(m.id)?.(m);
+  });
+  let id = 0;
+  return {
+    notifications,
+    call(method: string, params: unknown[] = []) {
+      const mine = ++id;
+      return new Promise<{ result?: unknown; error?: { code: number; message: string } }>((resolve) => {
+        waiting.set(mine, resolve);
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: mine, method, params }));
+      });
+    },
+    close: () => ws.close(),
+  };
+}
+
+describe('dev chain: the pending pool, subscriptions and filters (automine)', () => {
+  const dir = tempDir('ethtrace-dev-events-');
+  let server: DevServer;
+  let logStore: Hex;
+  before(async () => {
+    server = await serveDev(dir.path);
+    const wallet = createWalletClient({ account: FIRST, transport: http(server.url) }).extend(publicActions);
+    const hash = await wallet.sendTransaction({ data: LOG_STORE_INITCODE, chain: null });
+    logStore = (await wallet.waitForTransactionReceipt({ hash })).contractAddress as Hex;
+  });
+  after(async () => {
+    if (server) await stopDev(server.child);
+    dir.cleanup();
+  });
+
+  it('holds a transaction with a future nonce until the gap is filled, then mines both', async () => {
+    const client = createPublicClient({ transport: http(server.url) });
+    const nonce = await client.getTransactionCount({ address: SECOND.address, blockTag: 'latest' });
+    const sign = (n: number, fee = 10_000_000_000n) =>
+      SECOND.signTransaction({
+        chainId: 31337,
+        type: 'eip1559',
+        nonce: n,
+        to: THIRD.address,
+        value: 1n,
+        gas: 21000n,
+        maxFeePerGas: fee,
+        maxPriorityFeePerGas: 1_000_000_000n,
+      });
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    const later = await rpc<Hex>(server.url, 'eth_sendRawTransaction', [await sign(nonce + 1)]);
+    assert.deepEqual(await rpc(server.url, 'txpool_status'), { pending: '0x0', queued: '0x1' });
+    const content = await rpc<{ queued: Record<string, Record<string, { hash: string }>> }>(
+      server.url,
+      'txpool_content',
+    );
+    assert.equal(content.queued[SECOND.address.toLowerCase()]?.[String(nonce + 1)]?.hash, later);
+    const pooled = await rpc<{ blockHash: null; hash: string }>(server.url, 'eth_getTransactionByHash', [
+      later,
+    ]);
+    assert.equal(pooled.hash, later);
+    assert.equal(pooled.blockHash, null);
+    // Nothing fills the gap yet, so the pending count is still the mined one.
+    assert.equal(await client.getTransactionCount({ address: SECOND.address, blockTag: 'pending' }), nonce);
+    // Same nonce at the same price: not a replacement.
+    const underpriced = await rpcFailure(server.url, 'eth_sendRawTransaction', [await sign(nonce + 1)]);
+    assert.equal(underpriced.message, 'replacement transaction underpriced');
+
+    const first = await rpc<Hex>(server.url, 'eth_sendRawTransaction', [await sign(nonce)]);
+    const [a, b] = await Promise.all([
+      client.waitForTransactionReceipt({ hash: first }),
+      client.waitForTransactionReceipt({ hash: later }),
+    ]);
+    assert.equal(a.blockNumber, head + 1n);
+    assert.equal(b.blockNumber, head + 2n, 'each transaction in a block of its own');
+    assert.deepEqual(await rpc(server.url, 'txpool_status'), { pending: '0x0', queued: '0x0' });
+    assert.equal(
+      await client.getTransactionCount({ address: SECOND.address, blockTag: 'pending' }),
+      nonce + 2,
+    );
+  });
+
+  it('sends newHeads, logs and newPendingTransactions over WebSocket to viem', async () => {
+    const ws = createPublicClient({ transport: webSocket(server.wsUrl) });
+    const heads: bigint[] = [];
+    const logs: Log[] = [];
+    const pending: Hex[] = [];
+    const unwatch = [
+      ws.watchBlocks({ onBlock: (b) => heads.push(b.number) }),
+      ws.watchEvent({ address: logStore, onLogs: (l) => logs.push(...l) }),
+      ws.watchPendingTransactions({ onTransactions: (h) => pending.push(...h) }),
+    ];
+    try {
+      // Give the subscriptions time to be made before anything is sent.
+      await new Promise((r) => setTimeout(r, 300));
+      const wallet = createWalletClient({
+        account: FIRST,
+        transport: http(server.url),
+      }).extend(publicActions);
+      const hash = await wallet.sendTransaction({
+        to: logStore,
+        data: logStoreCalldata({ key: 7n, value: 9n, logs: 3 }),
+        chain: null,
+      });
+      const receipt = await wallet.waitForTransactionReceipt({ hash });
+      await eventually(() => logs.length === 3 && heads.includes(receipt.blockNumber), 'notifications');
+      assert.ok(pending.includes(hash));
+      assert.deepEqual(
+        logs.map((l) => [l.transactionHash, l.blockNumber, l.logIndex]),
+        receipt.logs.map((l) => [l.transactionHash, l.blockNumber, l.logIndex]),
+      );
+    } finally {
+      for (const stop of unwatch) stop();
+      await ws.transport.getRpcClient().then((c) => c.close());
+    }
+  });
+
+  it('answers eth_subscribe as geth does: ids, notification shape, filters, unsubscribe', async () => {
+    const socket = await rawSocket(server.wsUrl);
+    try {
+      const other = `0x${'ab'.repeat(20)}`;
+      const heads = (await socket.call('eth_subscribe', ['newHeads'])).result as string;
+      const mine = (await socket.call('eth_subscribe', ['logs', { address: logStore }])).result as string;
+      const none = (await socket.call('eth_subscribe', ['logs', { address: other }])).result as string;
+      assert.match(heads, /^0x[0-9a-f]{32}$/);
+      const unknown = await socket.call('eth_subscribe', ['syncingg']);
+      assert.deepEqual(unknown.error, {
+        code: -32601,
+        message: 'no "syncingg" subscription in eth namespace',
+      });
+      await rpc(server.url, 'eth_sendTransaction', [
+        { from: FIRST.address, to: logStore, data: logStoreCalldata({ key: 8n, value: 1n, logs: 1 }) },
+      ]);
+      const block = await rpc<{ hash: string; number: string }>(server.url, 'eth_getBlockByNumber', [
+        'latest',
+        false,
+      ]);
+      await eventually(() => socket.notifications.some((n) => n.subscription === mine), 'the log');
+      const head = socket.notifications.find((n) => n.subscription === heads)?.result as Record<
+        string,
+        string
+      >;
+      assert.equal(head.hash, block.hash);
+      assert.equal(head.number, block.number);
+      assert.equal('transactions' in head, false, 'a header, not a block');
+      assert.equal(socket.notifications.filter((n) => n.subscription === none).length, 0);
+      assert.equal((await socket.call('eth_unsubscribe', [heads])).result, true);
+      assert.equal((await socket.call('eth_unsubscribe', [heads])).result, false);
+      const seen = socket.notifications.length;
+      await rpc(server.url, 'evm_mine');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(
+        socket.notifications.slice(seen).filter((n) => n.subscription === heads).length,
+        0,
+        'nothing after eth_unsubscribe',
+      );
+    } finally {
+      socket.close();
+    }
+    assert.deepEqual(await rpcFailure(server.url, 'eth_subscribe', ['newHeads']), {
+      code: -32601,
+      message: 'notifications not supported',
+    });
+  });
+
+  it('serves the polling filters over HTTP, with viem', async () => {
+    const client = createPublicClient({ transport: http(server.url) });
+    const blocks = await client.createBlockFilter();
+    const events = await client.createEventFilter({ address: logStore, fromBlock: 0n });
+    const pendingFilter = await client.createPendingTransactionFilter();
+    const hash = await rpc<Hex>(server.url, 'eth_sendTransaction', [
+      { from: FIRST.address, to: logStore, data: logStoreCalldata({ key: 9n, value: 2n, logs: 2 }) },
+    ]);
+    await rpc(server.url, 'evm_mine');
+    const receipt = await client.waitForTransactionReceipt({ hash });
+    const newBlocks = await client.getFilterChanges({ filter: blocks });
+    assert.equal(newBlocks.length, 2);
+    assert.equal(newBlocks[0], receipt.blockHash);
+    assert.deepEqual(await client.getFilterChanges({ filter: blocks }), [], 'changes are given once');
+    const changed = await client.getFilterChanges({ filter: events });
+    assert.deepEqual(
+      changed.map((l) => l.logIndex),
+      receipt.logs.map((l) => l.logIndex),
+    );
+    assert.deepEqual(await client.getFilterChanges({ filter: pendingFilter }), [hash]);
+    const all = await client.getFilterLogs({ filter: events });
+    assert.ok(all.length >= receipt.logs.length);
+    assert.ok(await client.uninstallFilter({ filter: blocks }));
+    assert.deepEqual(await rpcFailure(server.url, 'eth_getFilterChanges', [blocks.id]), {
+      code: -32000,
+      message: 'filter not found',
+    });
+    assert.equal(await rpc(server.url, 'eth_uninstallFilter', [blocks.id]), false);
+  });
+});
+
+describe('dev chain with --block-time', () => {
+  const dir = tempDir('ethtrace-dev-interval-');
+  let server: DevServer;
+  before(async () => {
+    server = await serveDev(dir.path, ['--block-time', '1']);
+  });
+  after(async () => {
+    if (server) await stopDev(server.child);
+    dir.cleanup();
+  });
+
+  it('pools transactions and mines what is ready once per interval, empty blocks included', async () => {
+    const client = createPublicClient({ transport: http(server.url) });
+    const nonce = await client.getTransactionCount({ address: FIRST.address });
+    const signed = await Promise.all(
+      [0, 1].map((i) =>
+        FIRST.signTransaction({
+          chainId: 31337,
+          type: 'eip1559',
+          nonce: nonce + i,
+          to: SECOND.address,
+          value: parseEther(String(i + 1)),
+          gas: 21000n,
+          maxFeePerGas: 10_000_000_000n,
+          maxPriorityFeePerGas: 1_000_000_000n,
+        }),
+      ),
+    );
+    // One batch: its requests are taken in together, so no block tick can fall between them.
+    const batch = [
+      ...signed.map((tx) => ['eth_sendRawTransaction', [tx]]),
+      ['txpool_status', []],
+      ['eth_getTransactionCount', [FIRST.address, 'pending']],
+    ].map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }));
+    const res = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(batch),
+    });
+    const answers = (await res.json()) as Array<{ id: number; result: unknown }>;
+    const [one, two, status, count] = answers.sort((x, y) => x.id - y.id).map((a) => a.result);
+    assert.deepEqual(status, { pending: '0x2', queued: '0x0' });
+    assert.equal(count, `0x${(nonce + 2).toString(16)}`);
+    const [a, b] = await Promise.all([
+      client.waitForTransactionReceipt({ hash: one as Hex, pollingInterval: 100 }),
+      client.waitForTransactionReceipt({ hash: two as Hex, pollingInterval: 100 }),
+    ]);
+    assert.equal(a.blockNumber, b.blockNumber, 'both in the block of the next tick');
+    const at = await client.getBlockNumber({ cacheTime: 0 });
+    await eventually(async () => (await client.getBlockNumber({ cacheTime: 0 })) >= at + 2n, 'empty blocks');
+    const block = await client.getBlock({ blockNumber: at + 1n });
+    assert.equal(block.transactions.length, 0);
+  });
+});
