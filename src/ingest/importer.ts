@@ -175,6 +175,22 @@ export class Importer {
     await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] });
   }
 
+  /**
+   * Removes the blocks after `number` from the store (a dev chain's evm_revert) and moves the head
+   * and its state back to block `number`.
+   */
+  async rewindTo(number: bigint): Promise<void> {
+    await this.opts.store.unwindTo(number);
+    const ref = await this.opts.store.getHead();
+    const header = ref && (await this.opts.store.getHeader(ref.hash));
+    const root = ref && (await this.opts.store.getStateRoot(ref.hash));
+    if (!ref || !header || !root) throw new Error(`store is missing block ${number} after unwinding to it`);
+    this.head = { ref, header: decodeHeader(header, this.common) };
+    this.trieDb.discardPending();
+    this.state.forgetChanges();
+    await this.state.setStateRoot(root);
+  }
+
   /** The state the next block starts from (the head's), for checks before mining. */
   get headState(): RecordingStateManager {
     return this.state;

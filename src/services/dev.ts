@@ -41,6 +41,14 @@ export class DevService {
   private arrivals = 0;
   private events: ChainEvents | null = null;
   private ticker: NodeJS.Timeout | null = null;
+  private nextSnapshotId = 1n;
+  /** Live evm_snapshot ids, oldest first. */
+  private readonly snapshots: Array<{
+    id: bigint;
+    head: bigint;
+    pool: Map<string, Map<bigint, Pooled>>;
+    timeOffset: bigint;
+  }> = [];
   private blockTime: number | null = null;
 
   constructor(
@@ -276,10 +284,56 @@ export class DevService {
     await this.events?.check();
   }
 
-  /** evm_mine: `blocks` blocks, each of what the pool has ready (empty when nothing is). */
-  async mineEmpty(blocks: number): Promise<void> {
+  /**
+   * evm_mine / anvil_mine: `count` blocks, each of what the pool has ready (empty when nothing is).
+   * `first` is the first block's timestamp; with `interval`, each later block is that many seconds
+   * after the one before.
+   */
+  async mineBlocks(count: number, timing: { first?: bigint; interval?: bigint } = {}): Promise<void> {
     await this.serially(async () => {
-      for (let i = 0; i < blocks; i++) await this.mineFromPool();
+      if (timing.first !== undefined) this.setNextBlockTimestamp(timing.first);
+      for (let i = 0; i < count; i++) {
+        await this.mineFromPool();
+        const head = this.importer.headHeader;
+        // A zero interval still moves time by a second: a block must be later than its parent.
+        if (timing.interval !== undefined && head) this.nextTimestamp = head.timestamp + timing.interval;
+      }
+      if (timing.interval !== undefined) this.nextTimestamp = null;
+    });
+  }
+
+  /**
+   * evm_snapshot: an id for the chain as it is now (head, pool, clock offset). Ids count up from 1,
+   * as anvil's and Hardhat's do.
+   */
+  async snapshot(): Promise<bigint> {
+    return this.serially(async () => {
+      const head = this.importer.headHeader;
+      if (!head) throw new ServerError('the chain has no blocks');
+      const id = this.nextSnapshotId++;
+      const pool = new Map([...this.pool].map(([sender, mine]) => [sender, new Map(mine)]));
+      this.snapshots.push({ id, head: head.number, pool, timeOffset: this.timeOffset });
+      return id;
+    });
+  }
+
+  /**
+   * evm_revert: back to the chain of snapshot `id`, whose later blocks are removed from the store;
+   * that snapshot and every later one are used up (anvil and Hardhat alike). False for an unknown id.
+   */
+  async revert(id: bigint): Promise<boolean> {
+    return this.serially(async () => {
+      const at = this.snapshots.findIndex((s) => s.id === id);
+      const taken = this.snapshots[at];
+      if (!taken) return false;
+      this.snapshots.splice(at);
+      await this.importer.rewindTo(taken.head);
+      this.pool.clear();
+      for (const [sender, mine] of taken.pool) this.pool.set(sender, mine);
+      this.timeOffset = taken.timeOffset;
+      this.nextTimestamp = null;
+      await this.events?.check();
+      return true;
     });
   }
 

@@ -16,6 +16,7 @@ export class ChainEvents {
   private checking: Promise<void> = Promise.resolve();
   private readonly blockListeners = new Set<Listener<BlockRef>>();
   private readonly pendingListeners = new Set<Listener<Uint8Array>>();
+  private readonly rewindListeners = new Set<Listener<bigint>>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly store: ChainStore) {}
@@ -43,6 +44,12 @@ export class ChainEvents {
     return () => this.blockListeners.delete(listener);
   }
 
+  /** The head moved back to this block (evm_revert); later blocks will be announced anew. */
+  onRewind(listener: Listener<bigint>): () => void {
+    this.rewindListeners.add(listener);
+    return () => this.rewindListeners.delete(listener);
+  }
+
   onPendingTransaction(listener: Listener<Uint8Array>): () => void {
     this.pendingListeners.add(listener);
     return () => this.pendingListeners.delete(listener);
@@ -56,6 +63,9 @@ export class ChainEvents {
   private async announceNewBlocks(): Promise<void> {
     const head = await this.store.getHead();
     if (head === null) return;
+    if (this.last !== null && head.number < this.last) {
+      for (const listener of this.rewindListeners) listener(head.number);
+    }
     if (this.last === null || head.number <= this.last) {
       this.last = head.number;
       return;

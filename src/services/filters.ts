@@ -33,9 +33,18 @@ export class FilterService {
   ) {
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, timeoutMs));
     this.sweeper.unref();
+    // After an evm_revert, a log filter looks again at the blocks that replace the removed ones.
+    this.stopRewinds = events.onRewind((head) => {
+      for (const filter of this.filters.values()) {
+        if (filter.kind === 'logs' && filter.next > head + 1n) filter.next = head + 1n;
+      }
+    });
   }
 
+  private readonly stopRewinds: () => void;
+
   close(): void {
+    this.stopRewinds();
     clearInterval(this.sweeper);
     for (const id of [...this.filters.keys()]) this.uninstall(id);
   }

@@ -90,5 +90,12 @@ export interface ChainStore {
    */
   commitBlock(write: BlockWrite): Promise<void>;
 
+  /**
+   * Removes every block after `number` and all they wrote (receipts, transaction locations, state
+   * history), in one transaction, so `number` becomes the head; a dev chain's evm_revert. Content
+   * addressed records (trie nodes, code) stay. Nothing happens when the head is not past `number`.
+   */
+  unwindTo(number: bigint): Promise<void>;
+
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   createPublicClient,
+  createTestClient,
   createWalletClient,
   type Hex,
   http,
@@ -253,6 +254,82 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
       message: 'filter not found',
     });
     assert.equal(await rpc(server.url, 'eth_uninstallFilter', [blocks.id]), false);
+  });
+});
+
+describe('dev chain: evm_snapshot and evm_revert', () => {
+  const dir = tempDir('ethtrace-dev-snapshot-');
+  let server: DevServer;
+  before(async () => {
+    server = await serveDev(dir.path);
+  });
+  after(async () => {
+    if (server) await stopDev(server.child);
+    dir.cleanup();
+  });
+
+  it('removes the blocks mined since the snapshot, with their receipts and state, for viem’s test client', async () => {
+    const client = createPublicClient({ transport: http(server.url) });
+    const test = createTestClient({ mode: 'anvil', transport: http(server.url) });
+    const wallet = createWalletClient({ account: FIRST, transport: http(server.url) }).extend(publicActions);
+    const warmup = await wallet.sendTransaction({ to: THIRD.address, value: 5n, chain: null });
+    await wallet.waitForTransactionReceipt({ hash: warmup });
+    const head = await client.getBlock();
+    const balance = await client.getBalance({ address: THIRD.address });
+    const blockFilter = await client.createBlockFilter();
+
+    const id = await test.snapshot();
+    assert.match(id, /^0x[0-9a-f]+$/);
+    const gone = await wallet.sendTransaction({ to: THIRD.address, value: parseEther('3'), chain: null });
+    await wallet.waitForTransactionReceipt({ hash: gone });
+    await test.mine({ blocks: 2, interval: 60 });
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), head.number + 3n);
+    const [b2, b3] = await Promise.all([
+      client.getBlock({ blockNumber: head.number + 2n }),
+      client.getBlock({ blockNumber: head.number + 3n }),
+    ]);
+    assert.equal(b3.timestamp - b2.timestamp, 60n, 'anvil_mine spaces its blocks by the interval');
+
+    await test.revert({ id });
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), head.number);
+    assert.equal((await client.getBlock()).hash, head.hash);
+    assert.equal(await client.getBalance({ address: THIRD.address }), balance);
+    assert.equal(await rpc(server.url, 'eth_getTransactionReceipt', [gone]), null);
+    assert.equal(await rpc(server.url, 'eth_getTransactionByHash', [gone]), null);
+    assert.equal(
+      await rpc(server.url, 'eth_getBlockByNumber', [`0x${(head.number + 1n).toString(16)}`, false]),
+      null,
+    );
+    assert.equal(await rpc(server.url, 'evm_revert', [id]), false, 'a snapshot is used up by its revert');
+    assert.equal(await rpc(server.url, 'evm_revert', ['0x99']), false);
+
+    // The chain goes on from the snapshot: the nonce is reused, and filters see the new blocks.
+    await client.getFilterChanges({ filter: blockFilter });
+    const again = await wallet.sendTransaction({ to: THIRD.address, value: 7n, chain: null });
+    const receipt = await wallet.waitForTransactionReceipt({ hash: again });
+    assert.equal(receipt.blockNumber, head.number + 1n);
+    assert.deepEqual(await client.getFilterChanges({ filter: blockFilter }), [receipt.blockHash]);
+    const receipts = await rpc<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+      'latest',
+    ]);
+    assert.deepEqual(
+      receipts.map((r) => r.transactionHash),
+      [again],
+    );
+    const traces = await rpc<Array<{ trace: Array<{ action: { value: string } }> }>>(
+      server.url,
+      'trace_callMany',
+      [[[{ from: FIRST.address, to: THIRD.address, value: '0x1' }, ['trace']]], 'latest'],
+    );
+    assert.equal(traces[0]?.trace[0]?.action.value, '0x1');
+
+    // evm_mine takes the block's timestamp (Hardhat), or anvil's {timestamp, blocks}.
+    const when = (await client.getBlock()).timestamp + 500n;
+    await rpc(server.url, 'evm_mine', [Number(when)]);
+    assert.equal((await client.getBlock()).timestamp, when);
+    await rpc(server.url, 'evm_mine', [{ timestamp: Number(when + 100n), blocks: 2 }]);
+    assert.equal((await client.getBlock({ blockNumber: receipt.blockNumber + 2n })).timestamp, when + 100n);
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), receipt.blockNumber + 3n);
   });
 });
 

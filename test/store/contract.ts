@@ -38,6 +38,7 @@ export function storeContract(name: string, open: OpenStore): void {
     accountHistory(open);
     storageHistory(open);
     commitOrder(open);
+    unwinding(open);
     meta(open);
     reopening(open);
   });
@@ -472,6 +473,60 @@ function commitOrder(open: OpenStore): void {
         await store.commitBlock(block(3n));
         assert.deepEqual(await store.getHead(), { number: 3n, hash: blockHash(3n) });
       });
+    });
+  });
+}
+
+function unwinding(open: OpenStore): void {
+  describe('unwindTo', () => {
+    const who = address(0x42);
+    // Block n (1..4) writes the account, slot 1, a transaction; block 3 also wipes the storage.
+    const blocks = chainOf(4n, {});
+    for (let n = 1n; n <= 4n; n++) {
+      blocks[Number(n)] = block(n, {
+        ...transactions(n, 1),
+        accounts: [{ address: who, account: account(n, n * 10n) }],
+        storage: [{ address: who, slot: slot(1), value: Uint8Array.of(Number(n)) }],
+        storageWipes: n === 3n ? [who] : [],
+      });
+    }
+    const fixture = storeForGroup(open, (store) => commitAll(store, blocks));
+
+    it('removes the later blocks and all they wrote, keeping the earlier ones whole', async () => {
+      const { store } = fixture();
+      await store.unwindTo(2n);
+      assert.deepEqual(await store.getHead(), { number: 2n, hash: blockHash(2n) });
+      for (const n of [3n, 4n]) {
+        assert.equal(await store.getCanonicalHash(n), null);
+        assert.equal(await store.getBlockNumber(blockHash(n)), null);
+        assert.equal(await store.getHeader(blockHash(n)), null);
+        assert.equal(await store.getBody(blockHash(n)), null);
+        assert.equal(await store.getReceipts(blockHash(n)), null);
+        assert.equal(await store.getBlockReceiptsJson(blockHash(n)), null);
+        assert.equal(await store.getTxLocation(txHash(n, 0)), null);
+      }
+      // State at any later block now reads as block 2 left it (the wipe of block 3 is gone too).
+      assert.deepEqual(await store.getAccountAt(who, 9n), account(2n, 20n));
+      assert.deepEqual(await store.getStorageAt(who, slot(1), 9n), Uint8Array.of(2));
+      assert.deepEqual(await store.getAccountAt(who, 1n), account(1n, 10n));
+      assert.ok(await store.getTxLocation(txHash(2n, 0)));
+    });
+
+    it('accepts new blocks after the new head, also with the numbers it removed', async () => {
+      const { store } = fixture();
+      await store.commitBlock(block(3n, { header: ascii('another 3'), hash: fakeHash(0x33, 3n) }));
+      assert.deepEqual(await store.getHead(), { number: 3n, hash: fakeHash(0x33, 3n) });
+      assert.deepEqual(await store.getStorageAt(who, slot(1), 3n), Uint8Array.of(2));
+    });
+
+    it('keeps its changes across a reopen, and does nothing when the head is not past the target', async () => {
+      const f = fixture();
+      await f.reopen();
+      await f.store.unwindTo(7n);
+      assert.deepEqual(await f.store.getHead(), { number: 3n, hash: fakeHash(0x33, 3n) });
+      await f.store.unwindTo(0n);
+      assert.deepEqual(await f.store.getHead(), { number: 0n, hash: blockHash(0n) });
+      assert.equal(await f.store.getAccountAt(who, 5n), null);
     });
   });
 }

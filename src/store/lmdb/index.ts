@@ -19,9 +19,11 @@ import {
 } from './keys.ts';
 import {
   decodeAccount,
+  decodeBlockChanges,
   decodeReceipts,
   decodeTxLocation,
   encodeAccount,
+  encodeBlockChanges,
   encodeReceipts,
   encodeTxLocation,
   minimalValue,
@@ -54,6 +56,9 @@ type BinaryTable = (typeof BINARY_TABLES)[number];
 
 type Tables = Record<BinaryTable, BinaryDb> & {
   receiptsJson: BinaryDb; // block hash → `[r0,r1,...]`, the eth_getBlockReceipts answer
+  // number (8, BE) → what the block wrote (tx hashes, accounts, wipes, slots), for unwindTo. Only
+  // writers use it: null in a read-only open of a store made before it existed.
+  blockChanges: BinaryDb | null;
 };
 
 /**
@@ -69,7 +74,7 @@ export async function openLmdbStore(path: string, opts: { readOnly?: boolean } =
   if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
   const env = openEnvironment(path, readOnly);
   try {
-    return new LmdbStore(env, openTables(env));
+    return new LmdbStore(env, openTables(env, readOnly));
   } catch (error) {
     await env.close();
     throw error;
@@ -91,18 +96,22 @@ function openEnvironment(path: string, readOnly: boolean): RootDatabase {
   return open(path, {
     readOnly,
     mapSize: MAP_SIZE,
-    maxDbs: BINARY_TABLES.length + 1,
+    maxDbs: BINARY_TABLES.length + 2,
     // Values are hashes, RLP and hex-heavy JSON served as is: decompressing on every read would cost
     // more than the disk it saves.
     compression: false,
   });
 }
 
-function openTables(env: RootDatabase): Tables {
+function openTables(env: RootDatabase, readOnly: boolean): Tables {
   const binary = BINARY_TABLES.map((name) => [name, openTable<Uint8Array>(env, name, 'binary')]);
   return {
     ...(Object.fromEntries(binary) as Record<BinaryTable, BinaryDb>),
     receiptsJson: openTable<Uint8Array>(env, 'receiptsJson', 'binary'),
+    blockChanges: readOnly
+      ? (env.openDB<Uint8Array, Uint8Array>('blockChanges', { keyEncoding: 'binary', encoding: 'binary' }) ??
+        null)
+      : openTable<Uint8Array>(env, 'blockChanges', 'binary'),
   };
 }
 
@@ -227,6 +236,14 @@ class LmdbStore implements ChainStore {
     });
   }
 
+  async unwindTo(number: bigint): Promise<void> {
+    if (number < 0n) throw new RangeError(`cannot unwind to block ${number}`);
+    this.#env.transactionSync(() => {
+      const head = this.#readHead();
+      for (let n = head?.number ?? -1n; n > number; n--) this.#removeBlock(n);
+    });
+  }
+
   async close(): Promise<void> {
     await this.#env.close();
   }
@@ -274,6 +291,46 @@ class LmdbStore implements ChainStore {
     for (const { address, slot, value } of block.storage) {
       db.storageHistory.putSync(slotHistoryKey(address, slot, number), minimalValue(value));
     }
+    db.blockChanges?.putSync(
+      blockNumberKey(number),
+      encodeBlockChanges({
+        txHashes: block.txHashes,
+        accounts: block.accounts.map((a) => a.address),
+        wipes: block.storageWipes,
+        slots: block.storage.map((s) => [s.address, s.slot]),
+      }),
+    );
+  }
+
+  /** Deletes block `number` (the head) and what it wrote; see `unwindTo`. */
+  #removeBlock(number: bigint): void {
+    const db = this.#db;
+    const key = blockNumberKey(number);
+    const hash = bytesOrNull(db.canonical.get(key));
+    const record = db.blockChanges?.get(key);
+    if (hash === null) throw new Error(`block ${number} is missing from the canonical chain`);
+    if (record === undefined)
+      throw new CommitRejectedError(`block ${number} was stored without an undo record`);
+    const changes = decodeBlockChanges(record);
+    for (const txHash of changes.txHashes) db.txIndex.removeSync(txHash);
+    for (const address of changes.accounts) db.accountHistory.removeSync(addressHistoryKey(address, number));
+    for (const address of changes.wipes) db.storageWipes.removeSync(addressHistoryKey(address, number));
+    for (const [address, slot] of changes.slots) {
+      db.storageHistory.removeSync(slotHistoryKey(address, slot, number));
+    }
+    for (const table of [
+      db.headers,
+      db.bodies,
+      db.blockNumbers,
+      db.stateRoots,
+      db.receipts,
+      db.receiptsJson,
+      db.receiptBoundaries,
+    ]) {
+      table.removeSync(hash);
+    }
+    db.canonical.removeSync(key);
+    db.blockChanges?.removeSync(key);
   }
 }
 

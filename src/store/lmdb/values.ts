@@ -137,3 +137,54 @@ export function receiptByteRange(boundaries: Uint8Array, index: number): [number
 function dataView(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
+
+/** What one block wrote, kept so that the block can be removed again (`unwindTo`). */
+export interface BlockChanges {
+  txHashes: Uint8Array[];
+  accounts: Uint8Array[];
+  wipes: Uint8Array[];
+  /** [address, 32-byte slot] */
+  slots: Array<[Uint8Array, Uint8Array]>;
+}
+
+/** Four big-endian u32 counts, then the fixed-size entries: hashes, addresses, wipes, address ‖ slot. */
+export function encodeBlockChanges(changes: BlockChanges): Uint8Array {
+  const sizes = [32, 20, 20, 52];
+  const lists: Uint8Array[][] = [
+    changes.txHashes,
+    changes.accounts,
+    changes.wipes,
+    changes.slots.map(([address, slot]) => {
+      const entry = new Uint8Array(52);
+      entry.set(address);
+      entry.set(slot, 52 - slot.length);
+      return entry;
+    }),
+  ];
+  const out = new Uint8Array(16 + lists.reduce((n, list, i) => n + list.length * (sizes[i] as number), 0));
+  const view = new DataView(out.buffer);
+  let offset = 16;
+  lists.forEach((list, i) => {
+    view.setUint32(i * 4, list.length);
+    for (const entry of list) {
+      out.set(entry, offset);
+      offset += sizes[i] as number;
+    }
+  });
+  return out;
+}
+
+export function decodeBlockChanges(value: Uint8Array): BlockChanges {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  const sizes = [32, 20, 20, 52];
+  let offset = 16;
+  const lists = sizes.map((size, i) => {
+    const count = view.getUint32(i * 4);
+    const list: Uint8Array[] = [];
+    for (let k = 0; k < count; k++, offset += size)
+      list.push(plainBytes(value.subarray(offset, offset + size)));
+    return list;
+  });
+  const [txHashes = [], accounts = [], wipes = [], slots = []] = lists;
+  return { txHashes, accounts, wipes, slots: slots.map((e) => [e.subarray(0, 20), e.subarray(20)]) };
+}

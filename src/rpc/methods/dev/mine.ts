@@ -1,9 +1,31 @@
-import { optional } from '../../params.ts';
+import { optional, ParamProblem } from '../../params.ts';
 import { method } from '../define.ts';
 import { devChain, number } from './params.ts';
 
-/** evm_mine / anvil_mine: mines empty blocks (one, or the count given). */
-export const evm_mine = method([optional(number)], async ([blocks], { services }) => {
-  await devChain(services).mineEmpty(Number(blocks ?? 1n));
+/** evm_mine's parameter: a timestamp for the block (Hardhat), or anvil's `{timestamp, blocks}`. */
+function mineOptions(value: unknown): { blocks: bigint; timestamp?: bigint } {
+  if (typeof value !== 'object' || value === null) return { blocks: 1n, timestamp: number(value) };
+  if (Array.isArray(value)) throw new ParamProblem('mine options must be a timestamp or an object');
+  const o = value as Record<string, unknown>;
+  return {
+    blocks: o.blocks === undefined || o.blocks === null ? 1n : number(o.blocks),
+    ...(o.timestamp === undefined || o.timestamp === null ? {} : { timestamp: number(o.timestamp) }),
+  };
+}
+
+/** Mines blocks of what the pool has ready (empty when nothing is); answers "0x0" as anvil does. */
+export const evm_mine = method([optional(mineOptions)], async ([options], { services }) => {
+  await devChain(services).mineBlocks(Number(options?.blocks ?? 1n), {
+    ...(options?.timestamp !== undefined ? { first: options.timestamp } : {}),
+  });
   return '0x0';
 });
+
+/** anvil_mine / hardhat_mine: `blocks` blocks (default 1), `interval` seconds apart if given. */
+export const anvil_mine = method(
+  [optional(number), optional(number)],
+  async ([blocks, interval], { services }) => {
+    await devChain(services).mineBlocks(Number(blocks ?? 1n), interval !== undefined ? { interval } : {});
+    return null;
+  },
+);
