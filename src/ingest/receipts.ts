@@ -4,7 +4,8 @@ import { createContractAddress } from '@ethereumjs/util';
 import { encodeReceipt, type TxReceipt } from '@ethereumjs/vm';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 
-const BLOB_GAS_PER_BLOB = 131072n;
+/** EIP-4844's gas per blob, unchanged by every fork since (blob counts changed, not blob size). */
+export const BLOB_GAS_PER_BLOB = 131072n;
 
 export interface RenderedReceipts {
   /** Consensus encodings, as they go into the receipts trie. */

@@ -1,10 +1,21 @@
-import { createTx, createTxFromRLP, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
+import type { Common } from '@ethereumjs/common';
+import { RLP } from '@ethereumjs/rlp';
+import {
+  createBlob4844TxFromSerializedNetworkWrapper,
+  createMinimal4844TxFromNetworkWrapper,
+  createTx,
+  createTxFromRLP,
+  paramsTx,
+  TransactionType,
+  type TypedTransaction,
+} from '@ethereumjs/tx';
 import { Account, Address } from '@ethereumjs/util';
 import secp256k1 from 'secp256k1';
 import { keccak256 } from '../chain/crypto.ts';
 import type { CallRequest } from '../exec/callRequest.ts';
 import type { DevAccount } from '../ingest/devChain.ts';
 import type { Importer } from '../ingest/importer.ts';
+import { BLOB_GAS_PER_BLOB } from '../ingest/receipts.ts';
 import { type TypedData, typedDataDigest } from '../primitives/eip712.ts';
 import { toHex } from '../primitives/hex.ts';
 import { RpcError, ServerError } from '../rpc/errors.ts';
@@ -88,8 +99,12 @@ export class DevService {
       const common = this.nextBlockCommon();
       let tx: TypedTransaction;
       try {
-        tx = createTxFromRLP(raw, { common });
+        tx =
+          raw[0] === TransactionType.BlobEIP4844
+            ? blobTransaction(raw, common)
+            : createTxFromRLP(raw, { common });
       } catch (e) {
+        if (e instanceof RpcError) throw e;
         throw new ServerError(`invalid transaction: ${firstLine((e as Error).message)}`);
       }
       return this.submit(tx);
@@ -443,7 +458,17 @@ export class DevService {
         `max fee per gas less than block base fee: maxFeePerGas ${feeCap}, baseFee ${baseFee}`,
       );
     }
-    const cost = tx.gasLimit * feeCap + tx.value;
+    let blobCost = 0n;
+    if ('maxFeePerBlobGas' in tx && header) {
+      const blobFee = header.calcNextBlobGasPrice(common);
+      if (tx.maxFeePerBlobGas < blobFee) {
+        throw new ServerError(
+          `max fee per blob gas less than block blob gas fee: maxFeePerBlobGas ${tx.maxFeePerBlobGas}, blobBaseFee ${blobFee}`,
+        );
+      }
+      blobCost = BigInt(tx.blobVersionedHashes.length) * BLOB_GAS_PER_BLOB * tx.maxFeePerBlobGas;
+    }
+    const cost = tx.gasLimit * feeCap + tx.value + blobCost;
     const balance = account?.balance ?? 0n;
     if (balance < cost) {
       throw new RpcError(
@@ -472,6 +497,23 @@ export class DevService {
     this.queue = next.catch(() => {});
     return next;
   }
+}
+
+/**
+ * A blob transaction as sent: the network form with its blobs, commitments and proofs, which are
+ * checked (commitments against the versioned hashes, proofs by KZG) and then left out, as blocks
+ * carry the transaction alone. Both proof forms are taken: EIP-4844 blob proofs (what viem and most
+ * tools send today) and EIP-7594 cell proofs. A blob transaction without its blobs is refused.
+ */
+function blobTransaction(raw: Uint8Array, common: Common): TypedTransaction {
+  const values = RLP.decode(raw.subarray(1));
+  if (!Array.isArray(values) || !Array.isArray(values[0])) {
+    throw new ServerError(
+      'invalid transaction: a blob transaction must be sent with its blobs (network form)',
+    );
+  }
+  const wrapped = createBlob4844TxFromSerializedNetworkWrapper(raw, { common });
+  return createMinimal4844TxFromNetworkWrapper(wrapped, { common });
 }
 
 /** A replacement for a pooled transaction must raise its fee cap and its tip by the price bump. */

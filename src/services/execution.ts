@@ -13,6 +13,7 @@ import { keccak256 } from '../chain/crypto.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../exec/callRequest.ts';
 import { CallSession, CallValidationError, type SimulatedCall } from '../exec/executor.ts';
 import { revertReason } from '../exec/revertReason.ts';
+import { BLOB_GAS_PER_BLOB } from '../ingest/receipts.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { RpcError, ServerError } from '../rpc/errors.ts';
 import type { BlockSelector } from '../rpc/params.ts';
@@ -286,7 +287,7 @@ async function estimate(
     available -= value;
     const blobs = BigInt(msg.blobVersionedHashes?.length ?? 0);
     if (blobs > 0n && common.isActivatedEIP(4844)) {
-      const blobCost = blobs * common.param('blobGasPerBlob') * (msg.maxFeePerBlobGas ?? 0n);
+      const blobCost = blobs * BLOB_GAS_PER_BLOB * (msg.maxFeePerBlobGas ?? 0n);
       if (blobCost >= available) throw new ServerError('insufficient funds for gas * price + value');
       available -= blobCost;
     }
