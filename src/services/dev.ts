@@ -216,7 +216,7 @@ export class DevService {
       throw new ServerError('replacement transaction underpriced');
     }
     mine.set(tx.nonce, { tx, sender, arrival: this.arrivals++ });
-    this.events?.pending(tx.hash());
+    this.events?.pending(tx);
     if (this.automine) await this.mineEachReady(tx);
     return tx.hash();
   }

@@ -1,3 +1,4 @@
+import type { TypedTransaction } from '@ethereumjs/tx';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 
 /** How often the store's head is read for blocks another process (an `import`) committed. */
@@ -15,7 +16,7 @@ export class ChainEvents {
   private last: bigint | null = null;
   private checking: Promise<void> = Promise.resolve();
   private readonly blockListeners = new Set<Listener<BlockRef>>();
-  private readonly pendingListeners = new Set<Listener<Uint8Array>>();
+  private readonly pendingListeners = new Set<Listener<TypedTransaction>>();
   private readonly rewindListeners = new Set<Listener<bigint>>();
   private timer: NodeJS.Timeout | null = null;
 
@@ -50,14 +51,14 @@ export class ChainEvents {
     return () => this.rewindListeners.delete(listener);
   }
 
-  onPendingTransaction(listener: Listener<Uint8Array>): () => void {
+  onPendingTransaction(listener: Listener<TypedTransaction>): () => void {
     this.pendingListeners.add(listener);
     return () => this.pendingListeners.delete(listener);
   }
 
   /** A transaction entered the pending pool. */
-  pending(hash: Uint8Array): void {
-    for (const listener of this.pendingListeners) listener(hash);
+  pending(tx: TypedTransaction): void {
+    for (const listener of this.pendingListeners) listener(tx);
   }
 
   private async announceNewBlocks(): Promise<void> {

@@ -66,7 +66,7 @@ export class FilterService {
   }
 
   newPendingTransactionFilter(): string {
-    return this.addHashes((push) => this.events.onPendingTransaction((hash) => push(toHex(hash))));
+    return this.addHashes((push) => this.events.onPendingTransaction((tx) => push(toHex(tx.hash()))));
   }
 
   /** eth_getFilterChanges: what happened since the last poll. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { toHex } from '../primitives/hex.ts';
 import { formatHeader } from '../rpc/format/block.ts';
+import { formatTransaction } from '../rpc/format/transaction.ts';
 import type { BlockRef } from '../store/types.ts';
 import type { ChainService } from './chain.ts';
 import type { ChainEvents } from './events.ts';
@@ -16,7 +17,8 @@ export interface Subscriber {
 export type SubscriptionKind =
   | { kind: 'newHeads' }
   | { kind: 'logs'; criteria: LogCriteria }
-  | { kind: 'newPendingTransactions' };
+  /** `full`: the transaction objects rather than their hashes (geth's second parameter). */
+  | { kind: 'newPendingTransactions'; full: boolean };
 
 /** geth's subscription ids: 16 random bytes in hex. */
 export function newId(): string {
@@ -25,7 +27,8 @@ export function newId(): string {
 
 /**
  * eth_subscribe over WebSocket: `newHeads` sends each new block's header, `logs` each matching log
- * of each new block (in block order), `newPendingTransactions` each pending transaction's hash.
+ * of each new block (in block order), `newPendingTransactions` each pending transaction's hash (or
+ * the transaction itself).
  */
 export class SubscriptionService {
   private readonly bySubscriber = new Map<Subscriber, Map<string, () => void>>();
@@ -66,7 +69,10 @@ export class SubscriptionService {
 
   private listen(what: SubscriptionKind, send: (result: unknown) => void): () => void {
     if (what.kind === 'newPendingTransactions') {
-      return this.events.onPendingTransaction((hash) => send(toHex(hash)));
+      const full = what.full;
+      return this.events.onPendingTransaction((tx) =>
+        send(full ? formatTransaction(tx, null) : toHex(tx.hash())),
+      );
     }
     // Blocks are rendered one after another so notifications keep block order.
     let delivered: Promise<void> = Promise.resolve();

@@ -185,13 +185,14 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
       const heads = (await socket.call('eth_subscribe', ['newHeads'])).result as string;
       const mine = (await socket.call('eth_subscribe', ['logs', { address: logStore }])).result as string;
       const none = (await socket.call('eth_subscribe', ['logs', { address: other }])).result as string;
+      const full = (await socket.call('eth_subscribe', ['newPendingTransactions', true])).result as string;
       assert.match(heads, /^0x[0-9a-f]{32}$/);
       const unknown = await socket.call('eth_subscribe', ['syncingg']);
       assert.deepEqual(unknown.error, {
         code: -32601,
         message: 'no "syncingg" subscription in eth namespace',
       });
-      await rpc(server.url, 'eth_sendTransaction', [
+      const sent = await rpc<string>(server.url, 'eth_sendTransaction', [
         { from: FIRST.address, to: logStore, data: logStoreCalldata({ key: 8n, value: 1n, logs: 1 }) },
       ]);
       const block = await rpc<{ hash: string; number: string }>(server.url, 'eth_getBlockByNumber', [
@@ -207,6 +208,14 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
       assert.equal(head.number, block.number);
       assert.equal('transactions' in head, false, 'a header, not a block');
       assert.equal(socket.notifications.filter((n) => n.subscription === none).length, 0);
+      const pendingTx = socket.notifications.find((n) => n.subscription === full)?.result as Record<
+        string,
+        unknown
+      >;
+      assert.deepEqual(
+        [pendingTx.hash, pendingTx.blockHash, pendingTx.to],
+        [sent, null, logStore.toLowerCase()],
+      );
       assert.equal((await socket.call('eth_unsubscribe', [heads])).result, true);
       assert.equal((await socket.call('eth_unsubscribe', [heads])).result, false);
       const seen = socket.notifications.length;

@@ -31,7 +31,10 @@ export const eth_subscribe = method(
         what = { kind: 'logs', criteria: logFilter(options ?? {}).criteria };
         break;
       case 'newPendingTransactions':
-        what = { kind: 'newPendingTransactions' };
+        if (options !== undefined && typeof options !== 'boolean') {
+          throw new ParamProblem('newPendingTransactions takes true for full transactions');
+        }
+        what = { kind: 'newPendingTransactions', full: options === true };
         break;
       default:
         throw new RpcError(METHOD_NOT_FOUND, `no "${name}" subscription in eth namespace`);
