@@ -95,6 +95,12 @@ export class OverlayStateManager implements StateManagerInterface {
     this.reads = new Set();
   }
 
+  /**
+   * While set, reads of this account are not noted: a replay's fee payments to the coinbase read it
+   * outside the EVM, and every transaction makes them (see services/parallelCalls.ts).
+   */
+  unnotedAccount: string | null = null;
+
   /** The keys (`accessKeys`) read since recording started or since the last take. */
   takeReads(): string[] {
     const reads = this.reads;
@@ -146,7 +152,7 @@ export class OverlayStateManager implements StateManagerInterface {
 
   async getAccount(address: Address): Promise<Account | undefined> {
     const key = bytesToUnprefixedHex(address.bytes);
-    this.reads?.add(key);
+    if (key !== this.unnotedAccount) this.reads?.add(key);
     const account = this.accounts.has(key) ? this.accounts.get(key) : await this.baseAccount(key, address);
     // The EVM mutates the accounts it reads before writing them back: hand out copies.
     return account ? copyAccount(account) : undefined;

@@ -6,6 +6,7 @@ import {
   Address,
   bigIntToAddressBytes,
   bigIntToBytes,
+  bytesToUnprefixedHex,
   createAddressFromString,
   setLengthLeft,
 } from '@ethereumjs/util';
@@ -13,6 +14,7 @@ import { type RunTxResult, runBlock, runTx, type VM } from '@ethereumjs/vm';
 import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { TraceTypes } from './callRequest.ts';
+import type { StateAccess } from './executor.ts';
 import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
@@ -41,6 +43,18 @@ export interface ReplayedBlock {
   txs: ReplayedTx[];
   /** What each `extra` tracer returned from `finish()`, per transaction. */
   extra: unknown[];
+  /** In a part replay, what each transaction read and changed (see ReplayPart). */
+  access: StateAccess[];
+}
+
+/**
+ * A speculative part of a block's replay (services/parallelCalls.ts): only these transactions run,
+ * in block order, on the parent's state after the system writes, and what each reads and changes
+ * is noted. The coinbase's reads outside the EVM (its fee payment, which every transaction makes)
+ * are not noted; its reads inside (BALANCE, a call to it) are.
+ */
+export interface ReplayPart {
+  indices: readonly number[];
 }
 
 /**
@@ -52,7 +66,7 @@ export interface ReplayedBlock {
 // EIP-4788's contract (ethereumjs keeps its address as a constant, not a parameter).
 const BEACON_ROOTS_ADDRESS = createAddressFromString('0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02');
 
-async function runTransactions(vm: VM, block: Block): Promise<void> {
+async function runTransactions(vm: VM, block: Block, only: ReadonlySet<number> | null): Promise<void> {
   const common = vm.common;
   const state = vm.stateManager;
   const header = block.header;
@@ -81,7 +95,8 @@ async function runTransactions(vm: VM, block: Block): Promise<void> {
     }
   }
   let gasUsed = 0n;
-  for (const tx of block.transactions) {
+  for (const [index, tx] of block.transactions.entries()) {
+    if (only && !only.has(index)) continue;
     const result = await runTx(vm, { tx, block, blockGasUsed: gasUsed, skipHardForkValidation: true });
     gasUsed += result.totalGasSpent;
   }
@@ -98,6 +113,7 @@ export async function replayBlock(
   blockHash: Uint8Array,
   types: TraceTypes,
   extra?: TracerFactory,
+  part?: ReplayPart,
 ): Promise<ReplayedBlock> {
   const block = await chain.block(blockHash);
   if (!block) throw new ServerError(`block 0x${Buffer.from(blockHash).toString('hex')} not found`);
@@ -109,6 +125,20 @@ export async function replayBlock(
   const evm = vm.evm as EVM;
   const txs: ReplayedTx[] = [];
   const extras: unknown[] = [];
+  const access: StateAccess[] = [];
+  const coinbase = bytesToUnprefixedHex(block.header.coinbase.bytes);
+  let depth = 0;
+  const enterFrame = () => {
+    if (depth++ === 0) state.unnotedAccount = null;
+  };
+  const leaveFrame = () => {
+    if (--depth === 0) state.unnotedAccount = coinbase;
+  };
+  if (part) {
+    state.recordReads();
+    evm.events.on('beforeMessage', enterFrame);
+    evm.events.on('afterMessage', leaveFrame);
+  }
   let index = 0;
   let current: {
     tx: TypedTransaction;
@@ -122,6 +152,11 @@ export async function replayBlock(
     const vmTracer = types.vmTrace ? new VmTracer(evm) : null;
     const extraTracer = extra ? extra(tx, index, evm) : null;
     current = { tx, mark: state.mark(), parity, vmTracer, extra: extraTracer };
+    if (part) {
+      // What ran before (system writes, the previous transaction's end) is not this transaction's.
+      state.takeReads();
+      state.unnotedAccount = coinbase;
+    }
     hooks.attach(allOf([parity, vmTracer, extraTracer]), tx.getSenderAddress().bytes);
   };
   const afterTx = async (result: RunTxResult & { transaction?: TypedTransaction }, resolve?: () => void) => {
@@ -138,6 +173,10 @@ export async function replayBlock(
         vmTrace: c.vmTracer?.result() ?? null,
       });
       extras.push(c.extra?.finish?.());
+      if (part) {
+        access.push({ reads: state.takeReads(), writes: state.changedKeysSince(c.mark) });
+        state.unnotedAccount = null;
+      }
       current = null;
       index++;
     } finally {
@@ -148,6 +187,7 @@ export async function replayBlock(
   vm.events.on('afterTx', afterTx);
   try {
     if (common.hardforkBlock(Hardfork.Dao) === block.header.number) {
+      if (part) throw new Error('the DAO fork block is replayed whole');
       // The DAO fork's irregular state change is applied inside runBlock only.
       await runBlock(vm, {
         block,
@@ -158,13 +198,15 @@ export async function replayBlock(
         setHardfork: false,
       });
     } else {
-      await runTransactions(vm, block);
+      await runTransactions(vm, block, part ? new Set(part.indices) : null);
     }
   } finally {
     vm.events.off('beforeTx', beforeTx);
     vm.events.off('afterTx', afterTx);
+    evm.events.off('beforeMessage', enterFrame);
+    evm.events.off('afterMessage', leaveFrame);
     hooks.attach(null);
     releaseMachine(machine);
   }
-  return { block, txs, extra: extras };
+  return { block, txs, extra: extras, access };
 }

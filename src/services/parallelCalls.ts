@@ -1,8 +1,7 @@
 import type { StateAccess } from '../exec/executor.ts';
 import { accessKeys } from '../exec/overlayState.ts';
-import type { TracedCall } from './trace.ts';
 
-// Speculative parallel execution of a long trace_callMany (the idea of Block-STM, without its
+// Speculative parallel execution of a long trace_callMany or block replay (the idea of Block-STM, without its
 // re-execution scheduler). The calls are split into parts by sender, since a sender's calls always
 // depend on each other through its nonce; each part runs on its own worker, in request order, on the
 // block's state, noting what each call read and changed. A call's result is what serial execution
@@ -11,14 +10,14 @@ import type { TracedCall } from './trace.ts';
 // request runs serially; that costs at most the parts' wall time, and only when the pool was idle.
 
 /**
- * Splits the calls into at most `ways` parts of whole senders, balanced by call count; null when
- * fewer than two parts would result. Each part lists request indices in request order.
+ * Splits the calls or transactions, given by their senders, into at most `ways` parts of whole
+ * senders, balanced by count; null when fewer than two parts would result. Each part lists indices
+ * in request order.
  */
-export function partitionBySender(calls: readonly TracedCall[], ways: number): number[][] | null {
+export function partitionBySender(senders: readonly string[], ways: number): number[][] | null {
   if (ways < 2) return null;
   const bySender = new Map<string, number[]>();
-  for (const [index, { call }] of calls.entries()) {
-    const sender = call.from ? Buffer.from(call.from).toString('hex') : '';
+  for (const [index, sender] of senders.entries()) {
     let group = bySender.get(sender);
     if (!group) {
       group = [];

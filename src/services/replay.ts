@@ -5,8 +5,11 @@ import {
   type FlatBlockTraces,
   type FlatEntry,
   REPLAY_BLOCK_JOB,
+  REPLAY_PART_JOB,
   type ReplayBlockJob,
   type ReplayedBlockJson,
+  type ReplayPartJob,
+  type ReplayPartResult,
 } from '../exec/worker/replayHandlers.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { InvalidParams, LIMIT_EXCEEDED, RpcError, ServerError } from '../rpc/errors.ts';
@@ -14,6 +17,7 @@ import type { BlockSelector } from '../rpc/params.ts';
 import { RawJson } from '../rpc/rawJson.ts';
 import type { ChainService } from './chain.ts';
 import { LruCache } from './lru.ts';
+import { partitionBySender, validPrefix } from './parallelCalls.ts';
 import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';
 
 export interface ReplayLimits {
@@ -31,12 +35,18 @@ export interface ReplayLimits {
   cacheBytes: number;
   /** trace_filter's address index (see TraceIndex): a few hundred bytes per block traced. */
   indexBytes: number;
+  /**
+   * The fewest transactions a block must have to be replayed in parts when workers are idle
+   * (services/parallelCalls.ts): below it, one more worker's set-up outweighs what it saves.
+   */
+  parallelMinTxs: number;
 }
 
 export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
   maxFilterBlocks: 100,
   cacheBytes: 256 * 1024 * 1024,
   indexBytes: 64 * 1024 * 1024,
+  parallelMinTxs: 16,
 };
 
 // Object and array headers around the JSON text of a cached answer, per piece (an estimate: the
@@ -205,7 +215,12 @@ export class ReplayService {
     const key = `${toHex(blockHash)}:${types.trace ? 't' : ''}${types.stateDiff ? 's' : ''}${types.vmTrace ? 'v' : ''}`;
     const value = await this.memo(key, async () => {
       const job: ReplayBlockJob = { blockHash, types };
-      const txs = await this.pool.run<ReplayedBlockJson>(REPLAY_BLOCK_JOB, job);
+      const started = performance.now();
+      const speculated = await this.speculate(job);
+      if (speculated !== null) return { kind: 'replay', bytes: weighStrings(speculated), txs: speculated };
+      // After a failed speculation the serial run gets only what is left of the deadline.
+      const deadlineMs = Math.max(1, this.pool.deadlineMs - (performance.now() - started));
+      const txs = await this.pool.run<ReplayedBlockJson>(REPLAY_BLOCK_JOB, job, { deadlineMs });
       return { kind: 'replay', bytes: weighStrings(txs), txs };
     });
     if (value.kind !== 'replay') throw new Error(`cache entry ${key} is not a replay`);
@@ -223,6 +238,49 @@ export class ReplayService {
     if (value.kind !== 'flat') throw new Error(`cache entry ${key} is not flat traces`);
     return value.traces;
   }
+
+  /**
+   * A block replayed in parts on idle workers (services/parallelCalls.ts), or null when it is not
+   * worth it or not possible: few transactions or senders, no idle workers, a stateDiff (each
+   * transaction's coinbase balance depends on every fee before it), a coinbase that also sends
+   * transactions, or a part that read what another part changed.
+   */
+  private async speculate(job: ReplayBlockJob): Promise<ReplayedBlockJson | null> {
+    if (job.types.stateDiff) return null;
+    const spare = this.pool.spareWorkers();
+    if (spare < 2) return null;
+    const [header, receipts] = await Promise.all([
+      this.chain.header(job.blockHash),
+      this.chain.store.getBlockReceiptsJson(job.blockHash),
+    ]);
+    if (!header || !receipts) return null;
+    // The stored receipts name each sender: no signature recovery on this thread.
+    const senders = (JSON.parse(Buffer.from(receipts).toString('utf8')) as Array<{ from: string }>).map(
+      (r) => r.from,
+    );
+    if (senders.length < this.limits.parallelMinTxs) return null;
+    if (senders.includes(toHex(header.coinbase.bytes))) return null;
+    const parts = partitionBySender(senders, spare);
+    if (parts === null) return null;
+    this.parallelStats.speculated++;
+    const runs = await Promise.all(
+      parts.map(async (indices) => {
+        const part: ReplayPartJob = { ...job, indices };
+        return { indices, ...(await this.pool.run<ReplayPartResult>(REPLAY_PART_JOB, part)) };
+      }),
+    );
+    if (validPrefix(runs, senders.length) < senders.length) {
+      this.parallelStats.fellBack++;
+      return null;
+    }
+    const txs = new Array<string>(senders.length);
+    for (const run of runs)
+      for (const [i, index] of run.indices.entries()) txs[index] = run.results[i] as string;
+    return txs;
+  }
+
+  /** How speculation went: block replays run in parts, and how many of those fell back to serial. */
+  readonly parallelStats = { speculated: 0, fellBack: 0 };
 
   /** The cached value, or the one being computed, or a new computation shared by all who ask. */
   private memo(key: string, compute: () => Promise<Cached>): Promise<Cached> {

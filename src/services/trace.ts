@@ -61,7 +61,10 @@ export class TraceService {
     const started = performance.now();
     const parts =
       calls.length >= this.limits.parallelMinCalls
-        ? partitionBySender(calls, this.pool.spareWorkers())
+        ? partitionBySender(
+            calls.map(({ call }) => (call.from ? Buffer.from(call.from).toString('hex') : '')),
+            this.pool.spareWorkers(),
+          )
         : null;
     if (parts !== null) {
       const answer = await this.speculate(job, parts);

@@ -4,13 +4,15 @@
 import { toHex } from '../../primitives/hex.ts';
 import type { ChainService } from '../../services/chain.ts';
 import type { TraceTypes } from '../callRequest.ts';
+import type { StateAccess } from '../executor.ts';
 import type { Handlers } from '../pool/pool.ts';
-import { replayBlock } from '../replay.ts';
+import { type ReplayedTx, replayBlock } from '../replay.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
 import { blockRewards } from '../tracing/rewards.ts';
 
 export const REPLAY_BLOCK_JOB = 'replay.block';
 export const FLAT_TRACES_JOB = 'replay.flatTraces';
+export const REPLAY_PART_JOB = 'replay.blockPart';
 
 export interface ReplayBlockJob {
   blockHash: Uint8Array;
@@ -19,6 +21,17 @@ export interface ReplayBlockJob {
 
 /** trace_replayBlockTransactions of one block: each transaction's result as JSON text, in order. */
 export type ReplayedBlockJson = string[];
+
+/** Some of a block's transactions replayed speculatively (exec/replay.ts ReplayPart). */
+export interface ReplayPartJob extends ReplayBlockJob {
+  indices: number[];
+}
+
+export interface ReplayPartResult {
+  /** Each transaction's result as JSON text, in part order; none if the part failed. */
+  results: string[];
+  access: StateAccess[];
+}
 
 /** One entry of trace_block, with what trace_transaction, trace_get and trace_filter look up. */
 export interface FlatEntry {
@@ -47,21 +60,37 @@ export function replayHandlers(chain: ChainService): Handlers {
   return {
     [REPLAY_BLOCK_JOB]: (job: ReplayBlockJob) => replayBlockJson(chain, job),
     [FLAT_TRACES_JOB]: (job: { blockHash: Uint8Array }) => flatTraces(chain, job.blockHash),
+    [REPLAY_PART_JOB]: (job: ReplayPartJob) => replayPart(chain, job),
   };
+}
+
+async function replayPart(chain: ChainService, job: ReplayPartJob): Promise<ReplayPartResult> {
+  try {
+    const { txs, access } = await replayBlock(chain, job.blockHash, job.types, undefined, {
+      indices: job.indices,
+    });
+    return { results: txs.map(replayJson), access };
+  } catch {
+    // A transaction invalid on this part's state (it needed another part's effects, say): the
+    // main thread sees the part as unfinished and replays the block whole.
+    return { results: [], access: [] };
+  }
+}
+
+function replayJson(tx: ReplayedTx): string {
+  return JSON.stringify({
+    output: toHex(tx.output),
+    stateDiff: tx.stateDiff,
+    trace: tx.trace,
+    vmTrace: tx.vmTrace,
+    transactionHash: toHex(tx.hash),
+  });
 }
 
 async function replayBlockJson(chain: ChainService, job: ReplayBlockJob): Promise<ReplayedBlockJson> {
   if (await isGenesis(chain, job.blockHash)) return [];
   const { txs } = await replayBlock(chain, job.blockHash, job.types);
-  return txs.map((tx) =>
-    JSON.stringify({
-      output: toHex(tx.output),
-      stateDiff: tx.stateDiff,
-      trace: tx.trace,
-      vmTrace: tx.vmTrace,
-      transactionHash: toHex(tx.hash),
-    }),
-  );
+  return txs.map(replayJson);
 }
 
 async function flatTraces(chain: ChainService, blockHash: Uint8Array): Promise<FlatBlockTraces> {
