@@ -93,6 +93,9 @@ interface Receipt {
   transactionHash: string;
 }
 
+// Code put in place by each case of the error test.
+const FAULTY = '0x00000000000000000000000000000000000fa017';
+
 describe('debug_trace* (geth tracers)', () => {
   let chain: { datadir: string; cleanup: () => void };
   let server: RunningServer;
@@ -272,6 +275,27 @@ describe('debug_trace* (geth tracers)', () => {
       const logged = await traceCall<StructResult>({ to: CALLER });
       assert.equal(BigInt(r.gasUsed), BigInt(logged.gas));
       assert.ok(BigInt(r.gasUsed) > BigInt(counter?.gasUsed ?? 0) + 21_000n);
+    });
+
+    it('words errors as geth does, with the failing op and the stack it found', async () => {
+      const cases: Array<[string, string]> = [
+        ['PUSH1 1 PUSH1 2 ADD .data 0x0c', 'invalid opcode: opcode 0xc not defined'],
+        ['.data 0xfe', 'invalid opcode: INVALID'],
+        ['PUSH1 1 ADD', 'stack underflow (1 <=> 2)'],
+        ['PUSH0 PUSH0 PUSH0 PUSH0 PUSH0 PUSH0 CALL', 'stack underflow (6 <=> 7)'],
+        ['PUSH0 PUSH0 JUMP', 'invalid jump destination'],
+      ];
+      for (const [source, error] of cases) {
+        const overrides = { ...OVERRIDES, [FAULTY]: { code: asm(source) } };
+        const r = await traceCall<CallFrame>(
+          { to: FAULTY },
+          { tracer: 'callTracer', stateOverrides: overrides },
+        );
+        assert.equal(r.error, error, source);
+        const logged = await traceCall<StructResult>({ to: FAULTY }, { stateOverrides: overrides });
+        assert.equal(logged.failed, true);
+        if (error.startsWith('stack')) assert.equal(logged.structLogs.at(-1)?.error, error, source);
+      }
     });
 
     it('leaves out logs unless withLog, and subcalls with onlyTopCall', async () => {

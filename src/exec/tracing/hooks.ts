@@ -24,6 +24,8 @@ export interface FrameEnd {
   /** The EVM's error for a failed frame, normalised (see ERRORS); null on success. */
   error: FrameError | null;
   createdAddress: Uint8Array | null;
+  /** For an invalid opcode or a stack error: the op that failed and the stack it found (geth prints both). */
+  failedOp?: { opcode: number; stackLength: number };
 }
 
 export type FrameError =
@@ -243,11 +245,15 @@ export class TraceHooks {
     if (!tracer) return;
     this.frames.pop();
     const exec = result.execResult;
+    const error = exec.exceptionError ? normaliseError(exec.exceptionError.error) : null;
+    const state = exec.runState;
+    const opFailed = error === 'invalid opcode' || error === 'stack underflow' || error === 'stack overflow';
     tracer.frameEnd({
       gasUsed: exec.executionGasUsed,
       output: exec.returnValue.slice(),
-      error: exec.exceptionError ? normaliseError(exec.exceptionError.error) : null,
+      error,
       createdAddress: result.createdAddress?.bytes ?? null,
+      ...(opFailed && state ? { failedOp: { opcode: state.opCode, stackLength: state.stack.length } } : {}),
     });
   }
 }

@@ -1,7 +1,8 @@
 import type { EVM } from '@ethereumjs/evm';
 import { setLengthLeft } from '@ethereumjs/util';
 import { revertReason } from '../../revertReason.ts';
-import type { FrameEnd, FrameError, FrameKind, FrameStart, SelfDestruct } from '../hooks.ts';
+import type { FrameEnd, FrameKind, FrameStart, SelfDestruct } from '../hooks.ts';
+import { gethErrorText } from './errors.ts';
 import { EvmPatch } from './evmPatch.ts';
 import { type GethTracer, hex, quantity, type TxContext, type TxOutcome, word } from './types.ts';
 
@@ -44,27 +45,6 @@ const TYPES: Record<FrameKind, string> = {
   staticcall: 'STATICCALL',
   create: 'CREATE',
   create2: 'CREATE2',
-};
-
-// geth's EVM error texts (core/vm/errors.go). Where geth adds details ethereumjs does not keep (the
-// opcode, the stack sizes), the text is given without them.
-export const GETH_ERRORS: Record<FrameError, string> = {
-  revert: 'execution reverted',
-  'out of gas': 'out of gas',
-  'invalid jump': 'invalid jump destination',
-  'invalid opcode': 'invalid opcode',
-  'stack underflow': 'stack underflow',
-  'stack overflow': 'stack limit reached 1024 (1023)',
-  'static state change': 'write protection',
-  'insufficient balance': 'insufficient balance for transfer',
-  'call depth': 'max call depth exceeded',
-  'create collision': 'contract address collision',
-  'code size': 'max code size exceeded',
-  'invalid code': 'invalid code: must not begin with 0xef',
-  'precompile failed': 'precompile failed',
-  'return data out of bounds': 'return data out of bounds',
-  'nonce overflow': 'nonce uint64 overflow',
-  other: 'execution failed',
 };
 
 const LOG_OPS = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4];
@@ -138,7 +118,7 @@ export class CallTracer implements GethTracer {
     if (end.error === null) {
       if (end.output.length > 0) frame.output = hex(end.output);
     } else {
-      frame.error = GETH_ERRORS[end.error];
+      frame.error = gethErrorText(end.error, end.failedOp);
       open.failed = true;
       if (creation) delete frame.to;
       if (end.error === 'revert' && end.output.length > 0) {

@@ -1,6 +1,6 @@
 import type { EVM, InterpreterStep } from '@ethereumjs/evm';
-import type { FrameEnd, FrameKind, FrameStart } from '../hooks.ts';
-import { opName } from '../vmTraceOps.ts';
+import type { FrameEnd, FrameError, FrameKind, FrameStart } from '../hooks.ts';
+import { gethErrorText, gethOpName } from './errors.ts';
 import { EvmPatch, type RunState } from './evmPatch.ts';
 import {
   type GethTracer,
@@ -46,16 +46,15 @@ const SSTORE = 0x55;
 const STOP = 0x00;
 const RETURN = 0xf3;
 const SELFDESTRUCT = 0xff;
-const PREVRANDAO = 0x44;
 const CALL_STIPEND = 2300n;
 const EMPTY = new Uint8Array();
 
 // geth checks the stack and static gas before it records an op, so an op that fails on these is
 // recorded with the error; any later failure (a revert, a bad jump) leaves the op without one.
-const PRE_EXECUTION_ERRORS: ReadonlyMap<string, string> = new Map([
-  ['out of gas', 'out of gas'],
-  ['stack underflow', 'stack underflow'],
-  ['stack overflow', 'stack limit reached 1024 (1023)'],
+const PRE_EXECUTION_ERRORS: ReadonlySet<FrameError> = new Set([
+  'out of gas',
+  'stack underflow',
+  'stack overflow',
 ]);
 
 /**
@@ -107,7 +106,8 @@ export class StructLogger implements GethTracer {
   frameEnd(end: FrameEnd): void {
     const frame = this.frames.pop();
     if (!frame) return;
-    const error = end.error && PRE_EXECUTION_ERRORS.get(end.error);
+    const error =
+      end.error && PRE_EXECUTION_ERRORS.has(end.error) ? gethErrorText(end.error, end.failedOp) : null;
     const last = this.logs[this.logs.length - 1];
     if (error && last && last.depth === frame.depth + 1 && last.error === undefined) last.error = error;
     const parent = this.frames[this.frames.length - 1];
@@ -129,7 +129,7 @@ export class StructLogger implements GethTracer {
     const invalid = step.opcode.name === 'INVALID';
     const log: StructLog = {
       pc: step.pc,
-      op: code === PREVRANDAO ? 'DIFFICULTY' : opName(code, step.opcode.name, invalid),
+      op: gethOpName(code, invalid ? null : step.opcode.name),
       gas: Number(step.gasLeft),
       gasCost: Number(step.opcode.dynamicFee ?? BigInt(step.opcode.fee)),
       depth: step.depth + 1,
