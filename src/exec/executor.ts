@@ -405,8 +405,11 @@ export class CallSession {
     } catch (e) {
       throw new CallValidationError(index, firstLine((e as Error).message));
     }
-    // The call is unsigned: its sender is whoever the request says.
+    // The call is unsigned: its sender is whoever the request says. Frozen afterwards as ethereumjs
+    // freezes its own: only a frozen transaction caches its data gas, which is otherwise summed
+    // byte by byte in bigints on each of the several times a call asks for it.
     Object.defineProperty(tx, 'getSenderAddress', { value: () => caller });
+    Object.freeze(tx);
     return tx;
   }
 
@@ -514,9 +517,11 @@ function txType(call: CallRequest): number {
 function floorGas(tx: TypedTransaction): bigint {
   const common = tx.common;
   if (!common.isActivatedEIP(7623)) return 0n;
-  let tokens = 0n;
-  for (const byte of tx.data) tokens += byte === 0 ? 1n : 4n;
-  return common.param('txGas') + tokens * common.param('totalCostFloorPerToken');
+  // Counted in a number: a bigint sum allocates on every byte.
+  const data = tx.data;
+  let tokens = 0;
+  for (let i = 0; i < data.length; i++) tokens += data[i] === 0 ? 1 : 4;
+  return common.param('txGas') + BigInt(tokens) * common.param('totalCostFloorPerToken');
 }
 
 function bigMax(a: bigint, b: bigint): bigint {
