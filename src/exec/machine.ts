@@ -6,7 +6,7 @@ import type { Account, Address } from '@ethereumjs/util';
 import { createVM, paramsVM, type VM } from '@ethereumjs/vm';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides } from './callRequest.ts';
-import type { OverlayStateManager } from './overlayState.ts';
+import { OverlayStateManager } from './overlayState.ts';
 import { TraceHooks } from './tracing/hooks.ts';
 
 // What makes simulation cheap to set up: one Common per fork with every package's parameters in
@@ -123,7 +123,17 @@ export async function acquireMachine(
 
 export function releaseMachine(machine: Machine): void {
   machine.busy = false;
+  // An idle machine must not keep the request's overlay (its caches and journal) alive: freed now,
+  // it dies young, instead of being promoted and left for a full collection.
+  machine.state.target = DETACHED;
 }
+
+/** What an idle machine's state points at: no state, and any use of it is a bug. */
+const DETACHED = new OverlayStateManager({
+  account: () => Promise.reject(new Error('state used after its machine was released')),
+  storage: () => Promise.reject(new Error('state used after its machine was released')),
+  code: () => Promise.reject(new Error('state used after its machine was released')),
+});
 
 /** The state manager a reused VM holds: every call goes to the current request's overlay. */
 class ForwardingState {

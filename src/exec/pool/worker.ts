@@ -2,6 +2,8 @@
 // served module once, then answer one request at a time. The pool never sends a second request
 // before the first is answered, so there is no queue here.
 
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { RpcError } from '../../rpc/errors.ts';
 import type {
@@ -14,6 +16,35 @@ import type {
 } from './protocol.ts';
 
 type AnyHandler = (payload: unknown) => unknown;
+
+/**
+ * A young-generation collection, run between jobs once the young generation holds a lot. A big EVM
+ * job allocates tens of megabytes; left to itself V8 scavenges in the middle of the next one,
+ * copying everything that job holds (measured: 10–20 ms pauses, the slow tail of a 200-call trace).
+ * Between jobs almost nothing is live, and the next job starts with an empty young generation.
+ * Small jobs skip it: a collection has a fixed cost of about a millisecond. Null if this V8 does not
+ * allow it.
+ */
+const collectYoung = ((): (() => void) | null => {
+  try {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as (options: { type: 'minor' }) => void;
+    return () => {
+      if (youngBytesUsed() >= COLLECT_YOUNG_ABOVE_BYTES) gc({ type: 'minor' });
+    };
+  } catch {
+    return null;
+  }
+})();
+
+/** Well below a big job's allocation (a 200-call trace allocates about 40 MB), far above a small one's. */
+const COLLECT_YOUNG_ABOVE_BYTES = 16 * 1024 * 1024;
+
+function youngBytesUsed(): number {
+  for (const space of getHeapSpaceStatistics())
+    if (space.space_name === 'new_space') return space.space_used_size;
+  return 0;
+}
 
 function requireParentPort(): MessagePort {
   if (parentPort === null) throw new Error('src/exec/pool/worker.ts runs only inside a WorkerPool thread');
@@ -80,6 +111,8 @@ async function serve(handlers: Handlers, message: RunMessage): Promise<void> {
   } catch (e) {
     postError(message.id, e);
   }
+  // After this job's values are out of scope; before the next job if one is already waiting.
+  if (collectYoung) setImmediate(collectYoung);
 }
 
 async function start(): Promise<void> {
