@@ -23,8 +23,8 @@ import {
 } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { type Anvil, SLOT_SECONDS, startAnvil } from '../test/support/anvil.ts';
-import { runCli, tempDir } from '../test/support/cli.ts';
-import { exportChain } from '../test/support/exportChain.ts';
+import { tempDir } from '../test/support/cli.ts';
+import { importFromAnvil } from '../test/support/exportChain.ts';
 import { buildGenesis, type GenesisAccount } from '../test/support/genesis.ts';
 import type { RpcBlock, RpcReceipt as SupportReceipt } from '../test/support/rpcTypes.ts';
 import { buildBigBlock, freshAddress } from '../test/support/workload.ts';
@@ -203,20 +203,9 @@ async function main(): Promise<void> {
     const huge = await buildTransferBlock(anvil, from, HUGE_TXS);
     log(`transfer block ${huge.number}: ${HUGE_TXS} txs`);
 
-    const exported = await exportChain(anvil, join(work.path, 'export'));
+    const { datadir, chain: exported, summary } = await importFromAnvil(anvil, work.path);
     log(`exported ${exported.blocks} blocks`);
-    const datadir = join(work.path, 'datadir');
-    const imported = await runCli([
-      'import',
-      '--datadir',
-      datadir,
-      '--genesis',
-      exported.genesisPath,
-      '--no-verify-state-root',
-      exported.rlpPath,
-    ]);
-    if (imported.code !== 0) throw new Error(`ethtrace import failed:\n${imported.stderr}`);
-    log(`imported: ${imported.stderr.trim().split('\n').at(-1)}`);
+    log(`imported: ${summary}`);
     const ethtrace = await startEthtrace(datadir);
     stops.push(() => ethtrace.stop());
     log(`ethtrace at ${ethtrace.url} (pid ${ethtrace.process.pid})`);

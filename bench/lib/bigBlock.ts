@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import { type Anvil, startAnvil } from '../../test/support/anvil.ts';
-import { runCli } from '../../test/support/cli.ts';
-import { exportChain } from '../../test/support/exportChain.ts';
+import { importFromAnvil } from '../../test/support/exportChain.ts';
 import { buildBigBlock } from '../../test/support/workload.ts';
 
 /**
@@ -17,18 +15,7 @@ export async function bigBlockChain(
   try {
     const big = await buildBigBlock(anvil, { txs: 200, logsPerTx: 2.2 });
     log(`anvil block ${big.number}: ${big.receipts.length} txs`);
-    const chain = await exportChain(anvil, join(workDir, 'anvil'));
-    const datadir = join(workDir, 'anvil-data');
-    const imported = await runCli([
-      'import',
-      '--datadir',
-      datadir,
-      '--genesis',
-      chain.genesisPath,
-      '--no-verify-state-root',
-      chain.rlpPath,
-    ]);
-    if (imported.code !== 0) throw new Error(imported.stderr);
+    const { datadir } = await importFromAnvil(anvil, workDir);
     return { anvil, number: big.number, datadir };
   } catch (e) {
     await anvil.stop();

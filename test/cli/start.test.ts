@@ -1,29 +1,10 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { collect, runCli, startCli, tempDir } from '../support/cli.ts';
+import { runCli, tempDir } from '../support/cli.ts';
+import { serveCli, stopDev } from '../support/devServer.ts';
 import { importConformanceChain } from '../support/server.ts';
-
-/** Starts `ethtrace start` and resolves once it printed its WebSocket URL (the last line of its banner). */
-async function serve(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ child: ChildProcess; output: string; http: string; ws: string }> {
-  const child = startCli(['start', '--port', '0', ...args], { env });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d) => {
-      output += d;
-      if (/WebSocket\s+\S+/.test(output)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`start exited ${code}: ${output}`)));
-  });
-  const http = /HTTP\s+(\S+)/.exec(output)?.[1] ?? '';
-  const ws = /WebSocket\s+(\S+)/.exec(output)?.[1] ?? '';
-  return { child, output, http, ws };
-}
 
 async function chainId(url: string): Promise<{ status: number; body: string }> {
   const res = await fetch(url, {
@@ -34,12 +15,6 @@ async function chainId(url: string): Promise<{ status: number; body: string }> {
   return { status: res.status, body: await res.text() };
 }
 
-async function stop(child: ChildProcess): Promise<number | null> {
-  const done = collect(child);
-  child.kill('SIGTERM');
-  return (await done).code;
-}
-
 describe('ethtrace start and ethtrace keys', () => {
   let chain: { datadir: string; cleanup: () => void };
   before(async () => {
@@ -48,7 +23,7 @@ describe('ethtrace start and ethtrace keys', () => {
   after(() => chain?.cleanup());
 
   it('creates and prints a key on first start, serves it, and stops cleanly on SIGTERM', async () => {
-    const { child, output, http, ws } = await serve(['--datadir', chain.datadir]);
+    const { child, output, url: http, wsUrl: ws } = await serveCli(['--datadir', chain.datadir]);
     try {
       const created = /created API key "default" .*: ([0-9a-f]{32})/.exec(output)?.[1];
       assert.ok(created, output);
@@ -61,7 +36,7 @@ describe('ethtrace start and ethtrace keys', () => {
       const stored = readFileSync(join(chain.datadir, 'keys.json'), 'utf8');
       assert.ok(!stored.includes(created), 'the keys file must not hold the key in clear');
     } finally {
-      assert.equal(await stop(child), 0);
+      assert.equal(await stopDev(child), 0);
     }
   });
 
@@ -74,7 +49,7 @@ describe('ethtrace start and ethtrace keys', () => {
     assert.match(listed.stdout, new RegExp(`alice\\t${key.slice(0, 6)}…`));
     assert.ok(!listed.stdout.includes(key));
 
-    const { child, http } = await serve(['--datadir', chain.datadir]);
+    const { child, url: http } = await serveCli(['--datadir', chain.datadir]);
     try {
       const url = http.replace(/\/v3\/[^/]+$/, `/v3/${key}`);
       assert.equal((await chainId(url)).status, 200);
@@ -89,7 +64,7 @@ describe('ethtrace start and ethtrace keys', () => {
       }
       assert.equal(status, 401);
     } finally {
-      await stop(child);
+      await stopDev(child);
     }
     const again = await runCli(['keys', 'revoke', 'alice', '--datadir', chain.datadir]);
     assert.equal(again.code, 1);
@@ -97,26 +72,26 @@ describe('ethtrace start and ethtrace keys', () => {
   });
 
   it('takes keys from --api-key and ETHTRACE_API_KEYS, and serves any key and / with --no-auth', async () => {
-    const withKeys = await serve(['--datadir', chain.datadir, '--api-key', 'flag-key'], {
+    const withKeys = await serveCli(['--datadir', chain.datadir, '--api-key', 'flag-key'], {
       ETHTRACE_API_KEYS: 'env-a, env-b',
     });
     try {
-      const base = withKeys.http.replace(/\/v3\/[^/]+$/, '');
-      assert.ok(withKeys.http.endsWith('/v3/flag-key'));
+      const base = withKeys.url.replace(/\/v3\/[^/]+$/, '');
+      assert.ok(withKeys.url.endsWith('/v3/flag-key'));
       for (const key of ['flag-key', 'env-a', 'env-b'])
         assert.equal((await chainId(`${base}/v3/${key}`)).status, 200);
       assert.equal((await chainId(`${base}/v3/other`)).status, 401);
       assert.equal((await chainId(`${base}/`)).status, 404);
     } finally {
-      await stop(withKeys.child);
+      await stopDev(withKeys.child);
     }
-    const open = await serve(['--datadir', chain.datadir, '--no-auth']);
+    const open = await serveCli(['--datadir', chain.datadir, '--no-auth']);
     try {
-      const base = open.http.replace(/\/v3\/[^/]+$/, '');
+      const base = open.url.replace(/\/v3\/[^/]+$/, '');
       assert.equal((await chainId(`${base}/v3/anything`)).status, 200);
       assert.equal((await chainId(`${base}/`)).status, 200);
     } finally {
-      await stop(open.child);
+      await stopDev(open.child);
     }
   });
 

@@ -16,7 +16,8 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ROOT, tempDir } from '../support/cli.ts';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
-import { type DevServer, serveDev, stopDev } from '../support/devServer.ts';
+import { type CliServer, serveDev, stopDev } from '../support/devServer.ts';
+import { rpc, rpcFailure } from '../support/rpcClient.ts';
 import { importConformanceChain, startServer } from '../support/server.ts';
 
 // The well-known first account of the test mnemonic (anvil's and Hardhat's too).
@@ -35,35 +36,9 @@ function castRun(args: string[]): Promise<string> {
   });
 }
 
-async function rpcResult<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
-
-async function rpcError(
-  url: string,
-  method: string,
-  params: unknown[],
-): Promise<{ code: number; message: string }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { error?: { code: number; message: string } };
-  assert.ok(body.error, `${method} was expected to fail`);
-  return body.error;
-}
-
 describe('the dev chain (ethtrace start on an empty datadir)', () => {
   const dir = tempDir('ethtrace-dev-');
-  let server: DevServer;
+  let server: CliServer;
   before(async () => {
     server = await serveDev(dir.path);
   });
@@ -79,7 +54,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     const client = createPublicClient({ transport: http(server.url) });
     assert.equal(await client.getChainId(), 31337);
     assert.equal(await client.getBalance({ address: FIRST }), parseEther('10000'));
-    const accounts = await rpcResult<string[]>(server.url, 'eth_accounts', []);
+    const accounts = await rpc<string[]>(server.url, 'eth_accounts', []);
     assert.equal(accounts.length, 10);
     assert.equal(accounts[0], FIRST);
   });
@@ -115,13 +90,13 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     assert.equal(called.logs.length, 2);
     assert.equal(await local.getBlockNumber(), before + 3n);
 
-    const receipts = await rpcResult<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+    const receipts = await rpc<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
       'latest',
     ]);
     assert.equal(receipts?.length, 1);
     assert.equal(receipts?.[0]?.transactionHash, call);
     type Traced = { trace: Array<{ action: { to: string } }>; stateDiff: Record<string, unknown> };
-    const traces = await rpcResult<Traced[]>(server.url, 'trace_callMany', [
+    const traces = await rpc<Traced[]>(server.url, 'trace_callMany', [
       [
         [
           {
@@ -139,7 +114,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
   });
 
   it("works with Foundry's cast: send from a dev key, read the receipt and the balance", async () => {
-    const before = await rpcResult<string>(server.url, 'eth_getBalance', [SECOND, 'latest']);
+    const before = await rpc<string>(server.url, 'eth_getBalance', [SECOND, 'latest']);
     const sent = await castRun([
       'send',
       '--rpc-url',
@@ -158,7 +133,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     assert.equal(read.trim(), 'true');
     const after = await castRun(['balance', '--rpc-url', server.url, SECOND]);
     assert.equal(BigInt(after.trim()), BigInt(before) + 3n);
-    const receipts = await rpcResult<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+    const receipts = await rpc<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
       receipt.blockNumber,
     ]);
     assert.deepEqual(
@@ -168,7 +143,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
   });
 
   it('rejects what a node rejects, with clear errors', async () => {
-    const low = await rpcError(server.url, 'eth_sendTransaction', [
+    const low = await rpcFailure(server.url, 'eth_sendTransaction', [
       { from: FIRST, to: SECOND, value: '0x1', nonce: '0x0' },
     ]);
     assert.equal(low.code, -32000);
@@ -184,7 +159,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
       maxFeePerGas: 10_000_000_000n,
       maxPriorityFeePerGas: 1n,
     });
-    const funds = await rpcError(server.url, 'eth_sendRawTransaction', [signed]);
+    const funds = await rpcFailure(server.url, 'eth_sendRawTransaction', [signed]);
     assert.equal(funds.code, -32003);
     assert.match(funds.message, /^insufficient funds for gas \* price \+ value/);
     const otherChain = await privateKeyToAccount(FIRST_KEY).signTransaction({
@@ -196,13 +171,13 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
       maxFeePerGas: 10_000_000_000n,
       maxPriorityFeePerGas: 1n,
     });
-    const chain = await rpcError(server.url, 'eth_sendRawTransaction', [otherChain]);
+    const chain = await rpcFailure(server.url, 'eth_sendRawTransaction', [otherChain]);
     assert.equal(chain.code, -32000);
-    const intrinsic = await rpcError(server.url, 'eth_sendTransaction', [
+    const intrinsic = await rpcFailure(server.url, 'eth_sendTransaction', [
       { from: FIRST, to: SECOND, gas: '0x100' },
     ]);
     assert.match(intrinsic.message, /intrinsic gas too low/);
-    const stranger = await rpcError(server.url, 'eth_sendTransaction', [
+    const stranger = await rpcFailure(server.url, 'eth_sendTransaction', [
       { from: SECOND.replace('7', '8'), to: FIRST },
     ]);
     assert.match(stranger.message, /unknown account/);
@@ -212,27 +187,27 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     const client = createPublicClient({ transport: http(server.url) });
     // viem caches the block number for its polling interval: ask afresh each time.
     const start = await client.getBlockNumber({ cacheTime: 0 });
-    await rpcResult(server.url, 'evm_mine', []);
-    await rpcResult(server.url, 'anvil_mine', [3]);
+    await rpc(server.url, 'evm_mine', []);
+    await rpc(server.url, 'anvil_mine', [3]);
     assert.equal(await client.getBlockNumber({ cacheTime: 0 }), start + 4n);
 
     const head = await client.getBlock();
     const next = head.timestamp + 1000n;
-    await rpcResult(server.url, 'evm_setNextBlockTimestamp', [Number(next)]);
-    await rpcResult(server.url, 'evm_mine', []);
+    await rpc(server.url, 'evm_setNextBlockTimestamp', [Number(next)]);
+    await rpc(server.url, 'evm_mine', []);
     assert.equal((await client.getBlock()).timestamp, next);
-    const offset = await rpcResult<number>(server.url, 'evm_increaseTime', [3600]);
+    const offset = await rpc<number>(server.url, 'evm_increaseTime', [3600]);
     assert.ok(offset >= 3600);
-    await rpcResult(server.url, 'evm_mine', []);
+    await rpc(server.url, 'evm_mine', []);
     assert.ok((await client.getBlock()).timestamp >= BigInt(Math.floor(Date.now() / 1000)) + 3600n - 5n);
 
     const target = '0x00000000000000000000000000000000000d0d0d';
     const before = await client.getBlockNumber({ cacheTime: 0 });
-    await rpcResult(server.url, 'anvil_setBalance', [target, '0x1234']);
-    await rpcResult(server.url, 'hardhat_setCode', [target, '0x6001600101']);
-    await rpcResult(server.url, 'anvil_setNonce', [target, '0x7']);
+    await rpc(server.url, 'anvil_setBalance', [target, '0x1234']);
+    await rpc(server.url, 'hardhat_setCode', [target, '0x6001600101']);
+    await rpc(server.url, 'anvil_setNonce', [target, '0x7']);
     assert.equal(
-      await rpcResult(server.url, 'anvil_setStorageAt', [
+      await rpc(server.url, 'anvil_setStorageAt', [
         target,
         `0x${'00'.repeat(31)}01`,
         `0x${'00'.repeat(31)}2a`,
@@ -249,13 +224,13 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     // Each change is a block of its own, so the history before it is kept.
     assert.equal(await client.getBalance({ address: target, blockNumber: before }), 0n);
 
-    assert.deepEqual(await rpcResult(server.url, 'txpool_status', []), { pending: '0x0', queued: '0x0' });
-    assert.deepEqual(await rpcResult(server.url, 'txpool_content', []), { pending: {}, queued: {} });
+    assert.deepEqual(await rpc(server.url, 'txpool_status', []), { pending: '0x0', queued: '0x0' });
+    assert.deepEqual(await rpc(server.url, 'txpool_content', []), { pending: {}, queued: {} });
 
     const message = 'hello ethtrace';
-    const signature = await rpcResult<Hex>(server.url, 'personal_sign', [stringToHex(message), FIRST]);
+    const signature = await rpc<Hex>(server.url, 'personal_sign', [stringToHex(message), FIRST]);
     assert.ok(await verifyMessage({ address: FIRST, message, signature }));
-    assert.equal(await rpcResult<Hex>(server.url, 'eth_sign', [FIRST, stringToHex(message)]), signature);
+    assert.equal(await rpc<Hex>(server.url, 'eth_sign', [FIRST, stringToHex(message)]), signature);
     // EIP-712: nested structs, arrays, dynamic and fixed types, checked by viem's own verifier.
     const typed = {
       domain: { name: 'Ether Mail', version: '1', chainId: 31337, verifyingContract: target },
@@ -291,10 +266,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
         blob: '0x0102',
       },
     } as const;
-    const typedSignature = await rpcResult<Hex>(server.url, 'eth_signTypedData_v4', [
-      FIRST,
-      JSON.stringify(typed),
-    ]);
+    const typedSignature = await rpc<Hex>(server.url, 'eth_signTypedData_v4', [FIRST, JSON.stringify(typed)]);
     const { EIP712Domain: _domainType, ...types } = typed.types;
     assert.ok(
       await verifyTypedData({
@@ -306,7 +278,7 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
         signature: typedSignature,
       }),
     );
-    const stranger = await rpcError(server.url, 'personal_sign', [stringToHex(message), target]);
+    const stranger = await rpcFailure(server.url, 'personal_sign', [stringToHex(message), target]);
     assert.match(stranger.message, /unknown account/);
   });
 
@@ -329,7 +301,7 @@ describe('an imported chain is read-only', () => {
     const server = await startServer(chain.datadir);
     try {
       assert.deepEqual(await server.rpc('eth_accounts'), []);
-      const e = await rpcError(server.url, 'eth_sendRawTransaction', ['0x01']);
+      const e = await rpcFailure(server.url, 'eth_sendRawTransaction', ['0x01']);
       assert.equal(e.code, -32000);
       assert.match(e.message, /read-only/);
     } finally {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import {
   createPublicClient,
   createTestClient,
@@ -12,37 +12,14 @@ import {
   webSocket,
 } from 'viem';
 import WebSocket from 'ws';
-import { tempDir } from '../support/cli.ts';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
 import { devAccount } from '../support/devAccounts.ts';
-import { type DevServer, serveDev, stopDev } from '../support/devServer.ts';
+import { devChainForSuite } from '../support/devServer.ts';
+import { rpc, rpcFailure } from '../support/rpcClient.ts';
 
 const FIRST = devAccount(0);
 const SECOND = devAccount(1);
 const THIRD = devAccount(2);
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
-  if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
-  return body.result as T;
-}
-
-/** The error of a call expected to fail. */
-async function rpcFailure(
-  url: string,
-  method: string,
-  params: unknown[] = [],
-): Promise<{ code: number; message: string }> {
-  return rpc(url, method, params).then(
-    () => assert.fail(`${method} was expected to fail`),
-    (e: Error & { code: number }) => ({ code: e.code, message: e.message }),
-  );
-}
 
 /** Resolves once `check` holds, polling; rejects after `ms`. */
 async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
@@ -82,22 +59,16 @@ async function rawSocket(url: string) {
 }
 
 describe('dev chain: the pending pool, subscriptions and filters (automine)', () => {
-  const dir = tempDir('ethtrace-dev-events-');
-  let server: DevServer;
+  const dev = devChainForSuite('ethtrace-dev-events-');
   let logStore: Hex;
   before(async () => {
-    server = await serveDev(dir.path);
-    const wallet = createWalletClient({ account: FIRST, transport: http(server.url) }).extend(publicActions);
+    const wallet = createWalletClient({ account: FIRST, transport: http(dev().url) }).extend(publicActions);
     const hash = await wallet.sendTransaction({ data: LOG_STORE_INITCODE, chain: null });
     logStore = (await wallet.waitForTransactionReceipt({ hash })).contractAddress as Hex;
   });
-  after(async () => {
-    if (server) await stopDev(server.child);
-    dir.cleanup();
-  });
 
   it('holds a transaction with a future nonce until the gap is filled, then mines both', async () => {
-    const client = createPublicClient({ transport: http(server.url) });
+    const client = createPublicClient({ transport: http(dev().url) });
     const nonce = await client.getTransactionCount({ address: SECOND.address, blockTag: 'latest' });
     const sign = (n: number, fee = 10_000_000_000n) =>
       SECOND.signTransaction({
@@ -111,14 +82,14 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
         maxPriorityFeePerGas: 1_000_000_000n,
       });
     const head = await client.getBlockNumber({ cacheTime: 0 });
-    const later = await rpc<Hex>(server.url, 'eth_sendRawTransaction', [await sign(nonce + 1)]);
-    assert.deepEqual(await rpc(server.url, 'txpool_status'), { pending: '0x0', queued: '0x1' });
+    const later = await rpc<Hex>(dev().url, 'eth_sendRawTransaction', [await sign(nonce + 1)]);
+    assert.deepEqual(await rpc(dev().url, 'txpool_status'), { pending: '0x0', queued: '0x1' });
     const content = await rpc<{ queued: Record<string, Record<string, { hash: string }>> }>(
-      server.url,
+      dev().url,
       'txpool_content',
     );
     assert.equal(content.queued[SECOND.address.toLowerCase()]?.[String(nonce + 1)]?.hash, later);
-    const pooled = await rpc<{ blockHash: null; hash: string }>(server.url, 'eth_getTransactionByHash', [
+    const pooled = await rpc<{ blockHash: null; hash: string }>(dev().url, 'eth_getTransactionByHash', [
       later,
     ]);
     assert.equal(pooled.hash, later);
@@ -126,17 +97,17 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
     // Nothing fills the gap yet, so the pending count is still the mined one.
     assert.equal(await client.getTransactionCount({ address: SECOND.address, blockTag: 'pending' }), nonce);
     // Same nonce at the same price: not a replacement.
-    const underpriced = await rpcFailure(server.url, 'eth_sendRawTransaction', [await sign(nonce + 1)]);
+    const underpriced = await rpcFailure(dev().url, 'eth_sendRawTransaction', [await sign(nonce + 1)]);
     assert.equal(underpriced.message, 'replacement transaction underpriced');
 
-    const first = await rpc<Hex>(server.url, 'eth_sendRawTransaction', [await sign(nonce)]);
+    const first = await rpc<Hex>(dev().url, 'eth_sendRawTransaction', [await sign(nonce)]);
     const [a, b] = await Promise.all([
       client.waitForTransactionReceipt({ hash: first }),
       client.waitForTransactionReceipt({ hash: later }),
     ]);
     assert.equal(a.blockNumber, head + 1n);
     assert.equal(b.blockNumber, head + 2n, 'each transaction in a block of its own');
-    assert.deepEqual(await rpc(server.url, 'txpool_status'), { pending: '0x0', queued: '0x0' });
+    assert.deepEqual(await rpc(dev().url, 'txpool_status'), { pending: '0x0', queued: '0x0' });
     assert.equal(
       await client.getTransactionCount({ address: SECOND.address, blockTag: 'pending' }),
       nonce + 2,
@@ -144,7 +115,7 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
   });
 
   it('sends newHeads, logs and newPendingTransactions over WebSocket to viem', async () => {
-    const ws = createPublicClient({ transport: webSocket(server.wsUrl) });
+    const ws = createPublicClient({ transport: webSocket(dev().wsUrl) });
     const heads: bigint[] = [];
     const logs: Log[] = [];
     const pending: Hex[] = [];
@@ -158,7 +129,7 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
       await new Promise((r) => setTimeout(r, 300));
       const wallet = createWalletClient({
         account: FIRST,
-        transport: http(server.url),
+        transport: http(dev().url),
       }).extend(publicActions);
       const hash = await wallet.sendTransaction({
         to: logStore,
@@ -179,7 +150,7 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
   });
 
   it('answers eth_subscribe as geth does: ids, notification shape, filters, unsubscribe', async () => {
-    const socket = await rawSocket(server.wsUrl);
+    const socket = await rawSocket(dev().wsUrl);
     try {
       const other = `0x${'ab'.repeat(20)}`;
       const heads = (await socket.call('eth_subscribe', ['newHeads'])).result as string;
@@ -192,10 +163,10 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
         code: -32601,
         message: 'no "syncingg" subscription in eth namespace',
       });
-      const sent = await rpc<string>(server.url, 'eth_sendTransaction', [
+      const sent = await rpc<string>(dev().url, 'eth_sendTransaction', [
         { from: FIRST.address, to: logStore, data: logStoreCalldata({ key: 8n, value: 1n, logs: 1 }) },
       ]);
-      const block = await rpc<{ hash: string; number: string }>(server.url, 'eth_getBlockByNumber', [
+      const block = await rpc<{ hash: string; number: string }>(dev().url, 'eth_getBlockByNumber', [
         'latest',
         false,
       ]);
@@ -219,7 +190,7 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
       assert.equal((await socket.call('eth_unsubscribe', [heads])).result, true);
       assert.equal((await socket.call('eth_unsubscribe', [heads])).result, false);
       const seen = socket.notifications.length;
-      await rpc(server.url, 'evm_mine');
+      await rpc(dev().url, 'evm_mine');
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(
         socket.notifications.slice(seen).filter((n) => n.subscription === heads).length,
@@ -229,21 +200,21 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
     } finally {
       socket.close();
     }
-    assert.deepEqual(await rpcFailure(server.url, 'eth_subscribe', ['newHeads']), {
+    assert.deepEqual(await rpcFailure(dev().url, 'eth_subscribe', ['newHeads']), {
       code: -32601,
       message: 'notifications not supported',
     });
   });
 
   it('serves the polling filters over HTTP, with viem', async () => {
-    const client = createPublicClient({ transport: http(server.url) });
+    const client = createPublicClient({ transport: http(dev().url) });
     const blocks = await client.createBlockFilter();
     const events = await client.createEventFilter({ address: logStore, fromBlock: 0n });
     const pendingFilter = await client.createPendingTransactionFilter();
-    const hash = await rpc<Hex>(server.url, 'eth_sendTransaction', [
+    const hash = await rpc<Hex>(dev().url, 'eth_sendTransaction', [
       { from: FIRST.address, to: logStore, data: logStoreCalldata({ key: 9n, value: 2n, logs: 2 }) },
     ]);
-    await rpc(server.url, 'evm_mine');
+    await rpc(dev().url, 'evm_mine');
     const receipt = await client.waitForTransactionReceipt({ hash });
     const newBlocks = await client.getFilterChanges({ filter: blocks });
     assert.equal(newBlocks.length, 2);
@@ -258,29 +229,21 @@ describe('dev chain: the pending pool, subscriptions and filters (automine)', ()
     const all = await client.getFilterLogs({ filter: events });
     assert.ok(all.length >= receipt.logs.length);
     assert.ok(await client.uninstallFilter({ filter: blocks }));
-    assert.deepEqual(await rpcFailure(server.url, 'eth_getFilterChanges', [blocks.id]), {
+    assert.deepEqual(await rpcFailure(dev().url, 'eth_getFilterChanges', [blocks.id]), {
       code: -32000,
       message: 'filter not found',
     });
-    assert.equal(await rpc(server.url, 'eth_uninstallFilter', [blocks.id]), false);
+    assert.equal(await rpc(dev().url, 'eth_uninstallFilter', [blocks.id]), false);
   });
 });
 
 describe('dev chain: evm_snapshot and evm_revert', () => {
-  const dir = tempDir('ethtrace-dev-snapshot-');
-  let server: DevServer;
-  before(async () => {
-    server = await serveDev(dir.path);
-  });
-  after(async () => {
-    if (server) await stopDev(server.child);
-    dir.cleanup();
-  });
+  const dev = devChainForSuite('ethtrace-dev-snapshot-');
 
   it('removes the blocks mined since the snapshot, with their receipts and state, for viem’s test client', async () => {
-    const client = createPublicClient({ transport: http(server.url) });
-    const test = createTestClient({ mode: 'anvil', transport: http(server.url) });
-    const wallet = createWalletClient({ account: FIRST, transport: http(server.url) }).extend(publicActions);
+    const client = createPublicClient({ transport: http(dev().url) });
+    const test = createTestClient({ mode: 'anvil', transport: http(dev().url) });
+    const wallet = createWalletClient({ account: FIRST, transport: http(dev().url) }).extend(publicActions);
     const warmup = await wallet.sendTransaction({ to: THIRD.address, value: 5n, chain: null });
     await wallet.waitForTransactionReceipt({ hash: warmup });
     const head = await client.getBlock();
@@ -303,14 +266,14 @@ describe('dev chain: evm_snapshot and evm_revert', () => {
     assert.equal(await client.getBlockNumber({ cacheTime: 0 }), head.number);
     assert.equal((await client.getBlock()).hash, head.hash);
     assert.equal(await client.getBalance({ address: THIRD.address }), balance);
-    assert.equal(await rpc(server.url, 'eth_getTransactionReceipt', [gone]), null);
-    assert.equal(await rpc(server.url, 'eth_getTransactionByHash', [gone]), null);
+    assert.equal(await rpc(dev().url, 'eth_getTransactionReceipt', [gone]), null);
+    assert.equal(await rpc(dev().url, 'eth_getTransactionByHash', [gone]), null);
     assert.equal(
-      await rpc(server.url, 'eth_getBlockByNumber', [`0x${(head.number + 1n).toString(16)}`, false]),
+      await rpc(dev().url, 'eth_getBlockByNumber', [`0x${(head.number + 1n).toString(16)}`, false]),
       null,
     );
-    assert.equal(await rpc(server.url, 'evm_revert', [id]), false, 'a snapshot is used up by its revert');
-    assert.equal(await rpc(server.url, 'evm_revert', ['0x99']), false);
+    assert.equal(await rpc(dev().url, 'evm_revert', [id]), false, 'a snapshot is used up by its revert');
+    assert.equal(await rpc(dev().url, 'evm_revert', ['0x99']), false);
 
     // The chain goes on from the snapshot: the nonce is reused, and filters see the new blocks.
     await client.getFilterChanges({ filter: blockFilter });
@@ -318,7 +281,7 @@ describe('dev chain: evm_snapshot and evm_revert', () => {
     const receipt = await wallet.waitForTransactionReceipt({ hash: again });
     assert.equal(receipt.blockNumber, head.number + 1n);
     assert.deepEqual(await client.getFilterChanges({ filter: blockFilter }), [receipt.blockHash]);
-    const receipts = await rpc<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+    const receipts = await rpc<Array<{ transactionHash: string }>>(dev().url, 'eth_getBlockReceipts', [
       'latest',
     ]);
     assert.deepEqual(
@@ -326,7 +289,7 @@ describe('dev chain: evm_snapshot and evm_revert', () => {
       [again],
     );
     const traces = await rpc<Array<{ trace: Array<{ action: { value: string } }> }>>(
-      server.url,
+      dev().url,
       'trace_callMany',
       [[[{ from: FIRST.address, to: THIRD.address, value: '0x1' }, ['trace']]], 'latest'],
     );
@@ -334,27 +297,19 @@ describe('dev chain: evm_snapshot and evm_revert', () => {
 
     // evm_mine takes the block's timestamp (Hardhat), or anvil's {timestamp, blocks}.
     const when = (await client.getBlock()).timestamp + 500n;
-    await rpc(server.url, 'evm_mine', [Number(when)]);
+    await rpc(dev().url, 'evm_mine', [Number(when)]);
     assert.equal((await client.getBlock()).timestamp, when);
-    await rpc(server.url, 'evm_mine', [{ timestamp: Number(when + 100n), blocks: 2 }]);
+    await rpc(dev().url, 'evm_mine', [{ timestamp: Number(when + 100n), blocks: 2 }]);
     assert.equal((await client.getBlock({ blockNumber: receipt.blockNumber + 2n })).timestamp, when + 100n);
     assert.equal(await client.getBlockNumber({ cacheTime: 0 }), receipt.blockNumber + 3n);
   });
 });
 
 describe('dev chain with --block-time', () => {
-  const dir = tempDir('ethtrace-dev-interval-');
-  let server: DevServer;
-  before(async () => {
-    server = await serveDev(dir.path, ['--block-time', '1']);
-  });
-  after(async () => {
-    if (server) await stopDev(server.child);
-    dir.cleanup();
-  });
+  const dev = devChainForSuite('ethtrace-dev-interval-', ['--block-time', '1']);
 
   it('pools transactions and mines what is ready once per interval, empty blocks included', async () => {
-    const client = createPublicClient({ transport: http(server.url) });
+    const client = createPublicClient({ transport: http(dev().url) });
     const nonce = await client.getTransactionCount({ address: FIRST.address });
     const signed = await Promise.all(
       [0, 1].map((i) =>
@@ -376,7 +331,7 @@ describe('dev chain with --block-time', () => {
       ['txpool_status', []],
       ['eth_getTransactionCount', [FIRST.address, 'pending']],
     ].map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }));
-    const res = await fetch(server.url, {
+    const res = await fetch(dev().url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(batch),

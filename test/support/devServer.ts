@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { collect, startCli } from './cli.ts';
+import { after, before } from 'node:test';
+import { collect, startCli, tempDir } from './cli.ts';
 
-export interface DevServer {
+export interface CliServer {
   child: ChildProcess;
   /** What `start` printed up to its URLs. */
   output: string;
@@ -11,9 +12,9 @@ export interface DevServer {
   wsUrl: string;
 }
 
-/** `ethtrace start --no-auth` on `datadir` (a dev chain when empty), once it prints its URLs. */
-export async function serveDev(datadir: string, extra: string[] = []): Promise<DevServer> {
-  const child = startCli(['start', '--port', '0', '--no-auth', '--datadir', datadir, ...extra]);
+/** `ethtrace start --port 0 ARGS`, once it has printed its URLs (the last lines of its banner). */
+export async function serveCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliServer> {
+  const child = startCli(['start', '--port', '0', ...args], { env });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (d) => {
@@ -30,8 +31,31 @@ export async function serveDev(datadir: string, extra: string[] = []): Promise<D
   };
 }
 
-export async function stopDev(child: ChildProcess): Promise<void> {
+/** `ethtrace start --no-auth` on `datadir`: a dev chain when the datadir is empty. */
+export function serveDev(datadir: string, extra: string[] = []): Promise<CliServer> {
+  return serveCli(['--no-auth', '--datadir', datadir, ...extra]);
+}
+
+/** Stops a started CLI server and resolves with its exit code. */
+export async function stopDev(child: ChildProcess): Promise<number | null> {
   const done = collect(child);
   child.kill('SIGTERM');
-  await done;
+  return (await done).code;
+}
+
+/** A dev chain on a fresh datadir for the enclosing describe, stopped and removed after it. */
+export function devChainForSuite(prefix: string, extra: string[] = []): () => CliServer {
+  const dir = tempDir(prefix);
+  let server: CliServer | undefined;
+  before(async () => {
+    server = await serveDev(dir.path, extra);
+  });
+  after(async () => {
+    if (server) await stopDev(server.child);
+    dir.cleanup();
+  });
+  return () => {
+    if (!server) throw new Error('the dev chain of this suite is not running');
+    return server;
+  };
 }

@@ -5,6 +5,7 @@ import { type Input, RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, bytesToHex, hexToBytes } from '@ethereumjs/util';
 import { type Hex, hexToBigInt, keccak256, numberToHex } from 'viem';
 import type { Anvil } from './anvil.ts';
+import { runCli } from './cli.ts';
 import type { RpcBlock, RpcTransaction, RpcWithdrawal } from './rpcTypes.ts';
 
 /**
@@ -152,4 +153,28 @@ async function expectRoot(what: string, items: readonly Uint8Array[], want: Hex 
   for (const [i, item] of items.entries()) await trie.put(RLP.encode(i), item);
   const got = bytesToHex(trie.root());
   if (got !== want) throw new Error(`${what}: computed ${got}, anvil says ${String(want)}`);
+}
+
+/**
+ * Exports anvil's chain into `workDir` and imports it with our CLI into `workDir/data`, with
+ * `--no-verify-state-root` (anvil's state roots are not the canonical ones); answers the datadir,
+ * the exported chain and the import's summary line.
+ */
+export async function importFromAnvil(
+  anvil: Anvil,
+  workDir: string,
+): Promise<{ datadir: string; chain: ExportedChain; summary: string }> {
+  const chain = await exportChain(anvil, join(workDir, 'anvil'));
+  const datadir = join(workDir, 'data');
+  const imported = await runCli([
+    'import',
+    '--datadir',
+    datadir,
+    '--genesis',
+    chain.genesisPath,
+    '--no-verify-state-root',
+    chain.rlpPath,
+  ]);
+  if (imported.code !== 0) throw new Error(`import of anvil's chain failed: ${imported.stderr}`);
+  return { datadir, chain, summary: imported.stderr.trim().split('\n').at(-1) ?? '' };
 }

@@ -12,6 +12,19 @@ import { type RunningServer, startServer } from '../support/server.ts';
 
 const SPLIT = 20; // the first import stops at block 20; the second adds 21..54
 
+/** `ethtrace import` of one chain file of the conformance chain into `datadir`. */
+async function importInto(datadir: string, file: string): Promise<void> {
+  const imported = await runCli([
+    'import',
+    '--datadir',
+    datadir,
+    '--genesis',
+    join(CONFORMANCE, 'genesis.json'),
+    file,
+  ]);
+  assert.equal(imported.code, 0, imported.stderr);
+}
+
 describe('subscriptions on an imported chain that another process extends', () => {
   const dir = tempDir('ethtrace-sub-import-');
   const datadir = join(dir.path, 'data');
@@ -23,15 +36,7 @@ describe('subscriptions on an imported chain that another process extends', () =
     const first = join(dir.path, 'first.rlp');
     writeFileSync(first, Buffer.concat(blocks.slice(0, SPLIT)));
     writeFileSync(later, Buffer.concat(blocks.slice(SPLIT)));
-    const imported = await runCli([
-      'import',
-      '--datadir',
-      datadir,
-      '--genesis',
-      join(CONFORMANCE, 'genesis.json'),
-      first,
-    ]);
-    assert.equal(imported.code, 0, imported.stderr);
+    await importInto(datadir, first);
     server = await startServer(datadir);
   });
   after(async () => {
@@ -47,15 +52,7 @@ describe('subscriptions on an imported chain that another process extends', () =
     const filter = await client.createBlockFilter();
     try {
       await new Promise((r) => setTimeout(r, 300));
-      const imported = await runCli([
-        'import',
-        '--datadir',
-        datadir,
-        '--genesis',
-        join(CONFORMANCE, 'genesis.json'),
-        later,
-      ]);
-      assert.equal(imported.code, 0, imported.stderr);
+      await importInto(datadir, later);
       const head = BigInt(54);
       const until = Date.now() + 10_000;
       while (!heads.includes(head) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
