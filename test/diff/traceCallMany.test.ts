@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  asCall,
   normaliseAnvilEntry,
   serveTraceWorkload,
   type TraceEntry,
@@ -68,20 +69,3 @@ describe('differential: trace_callMany against anvil trace_replayBlockTransactio
     );
   });
 });
-
-/**
- * A mined transaction as a call. The fee fields are left out on purpose: the calls run in the parent
- * block's environment (reference Part 1), whose base fee can exceed the fee cap the transaction
- * paid in its own block; a call that pays nothing sees a zero base fee, and no workload contract
- * reads GASPRICE or BASEFEE, so the traces are unaffected.
- */
-function asCall(tx: Record<string, unknown>): Record<string, unknown> {
-  const call: Record<string, unknown> = { from: tx.from, gas: tx.gas, value: tx.value, input: tx.input };
-  if (tx.to) call.to = tx.to;
-  if (Array.isArray(tx.accessList) && tx.accessList.length > 0) call.accessList = tx.accessList;
-  if (Array.isArray(tx.authorizationList)) {
-    call.authorizationList = tx.authorizationList;
-    call.type = '0x4';
-  }
-  return call;
-}

@@ -56,6 +56,8 @@ export interface TraceWorkloadServers {
   workload: TraceWorkload;
   /** Our server over the same chain, exported from anvil and imported without state-root checks. */
   server: RunningServer;
+  /** The datadir `server` reads, for more servers over the same chain. */
+  datadir: string;
   close(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function serveTraceWorkload(): Promise<TraceWorkloadServers> {
       anvil,
       workload,
       server,
+      datadir,
       async close() {
         await server.close();
         await anvil.stop();
@@ -94,4 +97,21 @@ export async function serveTraceWorkload(): Promise<TraceWorkloadServers> {
     work.cleanup();
     throw e;
   }
+}
+
+/**
+ * A mined transaction as a call. The fee fields are left out on purpose: the calls run in the parent
+ * block's environment (reference Part 1), whose base fee can exceed the fee cap the transaction
+ * paid in its own block; a call that pays nothing sees a zero base fee, and no workload contract
+ * reads GASPRICE or BASEFEE, so the traces are unaffected.
+ */
+export function asCall(tx: Record<string, unknown>): Record<string, unknown> {
+  const call: Record<string, unknown> = { from: tx.from, gas: tx.gas, value: tx.value, input: tx.input };
+  if (tx.to) call.to = tx.to;
+  if (Array.isArray(tx.accessList) && tx.accessList.length > 0) call.accessList = tx.accessList;
+  if (Array.isArray(tx.authorizationList)) {
+    call.authorizationList = tx.authorizationList;
+    call.type = '0x4';
+  }
+  return call;
 }
