@@ -37,10 +37,47 @@ export function partitionBySender(senders: readonly string[], ways: number): num
   return parts;
 }
 
+/**
+ * What a worker answers for one part: each item's result as JSON text and what it read and changed,
+ * in part order, as far as the part got (an item that failed, and the rest, are left out).
+ */
+export interface PartResult {
+  results: string[];
+  access: StateAccess[];
+}
+
 /** One part's speculative run: its calls' access, in part order, as far as the part got. */
 export interface PartRun {
   indices: readonly number[];
   access: readonly StateAccess[];
+}
+
+/** How speculation went: requests run in parts, and how many of those fell back to serial. */
+export interface SpeculationStats {
+  speculated: number;
+  fellBack: number;
+}
+
+/**
+ * Runs the parts at once and answers the `count` results in request order, or null when some item
+ * cannot be shown to have its serial result (the caller then runs the request serially).
+ */
+export async function speculate(
+  parts: readonly number[][],
+  count: number,
+  runPart: (indices: number[]) => Promise<PartResult>,
+  stats: SpeculationStats,
+): Promise<string[] | null> {
+  stats.speculated++;
+  const runs = await Promise.all(parts.map(async (indices) => ({ indices, ...(await runPart(indices)) })));
+  if (validPrefix(runs, count) < count) {
+    stats.fellBack++;
+    return null;
+  }
+  const results = new Array<string>(count);
+  for (const run of runs)
+    for (const [i, index] of run.indices.entries()) results[index] = run.results[i] as string;
+  return results;
 }
 
 /**

@@ -9,7 +9,6 @@ import {
   type ReplayBlockJob,
   type ReplayedBlockJson,
   type ReplayPartJob,
-  type ReplayPartResult,
 } from '../exec/worker/replayHandlers.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { InvalidParams, LIMIT_EXCEEDED, RpcError, ServerError } from '../rpc/errors.ts';
@@ -17,7 +16,7 @@ import type { BlockSelector } from '../rpc/params.ts';
 import { RawJson } from '../rpc/rawJson.ts';
 import type { ChainService } from './chain.ts';
 import { LruCache } from './lru.ts';
-import { partitionBySender, validPrefix } from './parallelCalls.ts';
+import { type PartResult, partitionBySender, type SpeculationStats, speculate } from './parallelCalls.ts';
 import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';
 
 export interface ReplayLimits {
@@ -262,25 +261,16 @@ export class ReplayService {
     if (senders.includes(toHex(header.coinbase.bytes))) return null;
     const parts = partitionBySender(senders, spare);
     if (parts === null) return null;
-    this.parallelStats.speculated++;
-    const runs = await Promise.all(
-      parts.map(async (indices) => {
-        const part: ReplayPartJob = { ...job, indices };
-        return { indices, ...(await this.pool.run<ReplayPartResult>(REPLAY_PART_JOB, part)) };
-      }),
+    return speculate(
+      parts,
+      senders.length,
+      (indices) => this.pool.run<PartResult>(REPLAY_PART_JOB, { ...job, indices } satisfies ReplayPartJob),
+      this.parallelStats,
     );
-    if (validPrefix(runs, senders.length) < senders.length) {
-      this.parallelStats.fellBack++;
-      return null;
-    }
-    const txs = new Array<string>(senders.length);
-    for (const run of runs)
-      for (const [i, index] of run.indices.entries()) txs[index] = run.results[i] as string;
-    return txs;
   }
 
   /** How speculation went: block replays run in parts, and how many of those fell back to serial. */
-  readonly parallelStats = { speculated: 0, fellBack: 0 };
+  readonly parallelStats: SpeculationStats = { speculated: 0, fellBack: 0 };
 
   /** The cached value, or the one being computed, or a new computation shared by all who ask. */
   private memo(key: string, compute: () => Promise<Cached>): Promise<Cached> {

@@ -1,10 +1,10 @@
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../exec/callRequest.ts';
 import type { WorkerPool } from '../exec/pool/pool.ts';
-import type { CallManyJob, CallManyPartJob, CallManyPartResult } from '../exec/worker/traceWorker.ts';
+import type { CallManyJob, CallManyPartJob } from '../exec/worker/traceWorker.ts';
 import type { BlockSelector } from '../rpc/params.ts';
 import { RawJson } from '../rpc/rawJson.ts';
 import type { ChainService } from './chain.ts';
-import { partitionBySender, validPrefix } from './parallelCalls.ts';
+import { type PartResult, partitionBySender, type SpeculationStats, speculate } from './parallelCalls.ts';
 import { stateBlock } from './state.ts';
 
 export interface TraceLimits {
@@ -36,8 +36,8 @@ export interface TracedCall {
  * execution pool, whose deadline and queue bound apply.
  */
 export class TraceService {
-  /** How speculation went: requests run in parallel, and how many of those fell back to serial. */
-  readonly parallelStats = { speculated: 0, fellBack: 0 };
+  /** How speculation went: requests run in parts, and how many of those fell back to serial. */
+  readonly parallelStats: SpeculationStats = { speculated: 0, fellBack: 0 };
 
   constructor(
     private readonly chain: ChainService,
@@ -77,9 +77,10 @@ export class TraceService {
 
   /** The parts run at once; the answer if every call proved to have its serial result, else null. */
   private async speculate(job: CallManyJob, parts: number[][]): Promise<RawJson | null> {
-    this.parallelStats.speculated++;
-    const runs = await Promise.all(
-      parts.map(async (indices) => {
+    const results = await speculate(
+      parts,
+      job.calls.length,
+      (indices) => {
         const part: CallManyPartJob = {
           blockHash: job.blockHash,
           calls: indices.map((i) => job.calls[i] as TracedCall),
@@ -87,16 +88,10 @@ export class TraceService {
           ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
           ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
         };
-        return { indices, ...(await this.pool.run<CallManyPartResult>('callManyPart', part)) };
-      }),
+        return this.pool.run<PartResult>('callManyPart', part);
+      },
+      this.parallelStats,
     );
-    if (validPrefix(runs, job.calls.length) < job.calls.length) {
-      this.parallelStats.fellBack++;
-      return null;
-    }
-    const results = new Array<string>(job.calls.length);
-    for (const run of runs)
-      for (const [i, index] of run.indices.entries()) results[index] = run.results[i] as string;
-    return new RawJson(`[${results.join(',')}]`);
+    return results && new RawJson(`[${results.join(',')}]`);
   }
 }

@@ -3,8 +3,8 @@
 // slice without parsing: one JSON text per transaction, or per flat trace entry.
 import { toHex } from '../../primitives/hex.ts';
 import type { ChainService } from '../../services/chain.ts';
+import type { PartResult } from '../../services/parallelCalls.ts';
 import type { TraceTypes } from '../callRequest.ts';
-import type { StateAccess } from '../executor.ts';
 import type { Handlers } from '../pool/pool.ts';
 import { type ReplayedTx, replayBlock } from '../replay.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
@@ -25,12 +25,6 @@ export type ReplayedBlockJson = string[];
 /** Some of a block's transactions replayed speculatively (exec/replay.ts ReplayPart). */
 export interface ReplayPartJob extends ReplayBlockJob {
   indices: number[];
-}
-
-export interface ReplayPartResult {
-  /** Each transaction's result as JSON text, in part order; none if the part failed. */
-  results: string[];
-  access: StateAccess[];
 }
 
 /** One entry of trace_block, with what trace_transaction, trace_get and trace_filter look up. */
@@ -64,7 +58,7 @@ export function replayHandlers(chain: ChainService): Handlers {
   };
 }
 
-async function replayPart(chain: ChainService, job: ReplayPartJob): Promise<ReplayPartResult> {
+async function replayPart(chain: ChainService, job: ReplayPartJob): Promise<PartResult> {
   try {
     const { txs, access } = await replayBlock(chain, job.blockHash, job.types, undefined, {
       indices: job.indices,

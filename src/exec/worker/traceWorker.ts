@@ -6,6 +6,7 @@ import { readStoredSpec } from '../../ingest/importer.ts';
 import { formatCallTrace } from '../../rpc/format/callTrace.ts';
 import { ChainService } from '../../services/chain.ts';
 import { type CallLimits, type ExecutionJob, runExecution } from '../../services/execution.ts';
+import type { PartResult } from '../../services/parallelCalls.ts';
 import type { TracedCall } from '../../services/trace.ts';
 import { openLmdbStore } from '../../store/lmdb/index.ts';
 import type { BlockOverrides, StateOverrides } from '../callRequest.ts';
@@ -36,14 +37,6 @@ export interface CallManyPartJob {
   indices: number[];
   stateOverrides?: StateOverrides;
   blockOverrides?: BlockOverrides;
-}
-
-export interface CallManyPartResult {
-  /** Each call's result as JSON text, in the part's order; fewer than asked if one failed. */
-  results: string[];
-  access: StateAccess[];
-  /** A call failed validation (maybe only because this part lacks other parts' effects). */
-  failed: boolean;
 }
 
 export async function init(data: TraceWorkerData): Promise<Handlers> {
@@ -106,7 +99,7 @@ export async function runCallManyPart(
   chain: ChainService,
   gasCap: bigint,
   job: CallManyPartJob,
-): Promise<CallManyPartResult> {
+): Promise<PartResult> {
   const session = await openSession(chain, gasCap, job);
   try {
     session.recordAccess();
@@ -117,12 +110,14 @@ export async function runCallManyPart(
       try {
         results.push(JSON.stringify(formatCallTrace(await session.trace(call, job.indices[i] ?? i, types))));
       } catch (e) {
-        if (e instanceof CallValidationError) return { results, access, failed: true };
+        // Maybe only because this part lacks another part's effects: the main thread sees the part
+        // as unfinished and runs the request serially, which gives the real answer.
+        if (e instanceof CallValidationError) return { results, access };
         throw e;
       }
       access.push(session.access(mark));
     }
-    return { results, access, failed: false };
+    return { results, access };
   } finally {
     session.close();
   }
