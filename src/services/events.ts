@@ -36,8 +36,10 @@ export class ChainEvents {
 
   /** Announces the blocks committed since the last check; concurrent checks run one after another. */
   check(): Promise<void> {
-    this.checking = this.checking.then(() => this.announceNewBlocks());
-    return this.checking;
+    const run = this.checking.then(() => this.announceNewBlocks());
+    // A failed read must not stop later checks.
+    this.checking = run.catch(() => {});
+    return run;
   }
 
   onBlock(listener: Listener<BlockRef>): () => void {
