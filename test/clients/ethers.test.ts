@@ -12,7 +12,7 @@ import {
   WebSocketProvider,
 } from 'ethers';
 import { CONFORMANCE } from '../support/cli.ts';
-import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 import {
   big,
   type ChainFacts,
@@ -244,19 +244,14 @@ function assertBlock(block: Block, raw: RawBlock): void {
 }
 
 describe('ethers against ethtrace', () => {
-  let chain: { datadir: string; cleanup: () => void } | undefined;
+  const conformance = conformanceServerForSuite();
   let server: RunningServer;
   let facts: ChainFacts;
   let chainId: bigint;
   before(async () => {
-    chain = await importConformanceChain();
-    server = await startServer(chain.datadir);
+    server = conformance();
     facts = await chainFacts(server);
     chainId = BigInt(JSON.parse(readFileSync(join(CONFORMANCE, 'genesis.json'), 'utf8')).config.chainId);
-  });
-  after(async () => {
-    await server?.close();
-    chain?.cleanup();
   });
 
   const providers: Record<string, () => JsonRpcApiProvider> = {

@@ -14,7 +14,7 @@ import {
   webSocket,
 } from 'viem';
 import { CONFORMANCE } from '../support/cli.ts';
-import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 import {
   big,
   type ChainFacts,
@@ -40,17 +40,12 @@ const lower = (s: string) => s.toLowerCase();
 type Loose = any;
 
 describe('viem against ethtrace', () => {
-  let chain: { datadir: string; cleanup: () => void } | undefined;
+  const conformance = conformanceServerForSuite();
   let server: RunningServer;
   let facts: ChainFacts;
   before(async () => {
-    chain = await importConformanceChain();
-    server = await startServer(chain.datadir);
+    server = conformance();
     facts = await chainFacts(server);
-  });
-  after(async () => {
-    await server?.close();
-    chain?.cleanup();
   });
 
   const transports = {

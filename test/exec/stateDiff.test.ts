@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { concatHex, getContractAddress, type Hex, keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { asm, deployCode } from '../support/asm.ts';
-import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
 // stateDiff of trace_callMany / trace_call against expectations worked out by hand from the bytecode
 // and the OpenEthereum/Erigon rules (reference Part 2 §3.7): an account that did not exist before the
@@ -80,14 +80,13 @@ function assertCanonical(diff: StateDiff): void {
 }
 
 describe('stateDiff', () => {
-  let chain: { datadir: string; cleanup: () => void };
+  const conformance = conformanceServerForSuite();
   let server: RunningServer;
   let sender: Pre;
   let other: Pre;
   let coinbase: string;
   before(async () => {
-    chain = await importConformanceChain();
-    server = await startServer(chain.datadir);
+    server = conformance();
     const pre = async (address: string): Promise<Pre> => ({
       balance: BigInt(await server.rpc<string>('eth_getBalance', [address, 'latest'])),
       nonce: BigInt(await server.rpc<string>('eth_getTransactionCount', [address, 'latest'])),
@@ -101,10 +100,6 @@ describe('stateDiff', () => {
       assert.deepEqual(await pre(address), { balance: 0n, nonce: 0n }, address);
       assert.equal(await server.rpc('eth_getCode', [address, 'latest']), '0x', address);
     }
-  });
-  after(async () => {
-    await server?.close();
-    chain?.cleanup();
   });
 
   const callMany = async (calls: unknown[], overrides?: Record<string, unknown>): Promise<Result[]> => {

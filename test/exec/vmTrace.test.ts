@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { getContractAddress, type Hex } from 'viem';
 import { asm } from '../support/asm.ts';
-import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
 // Every expectation below is counted by hand from the bytecode and the Osaka gas schedule (the
 // conformance chain's latest fork): PUSHn/ADD/SUB/DUP/SWAP/MLOAD 3, JUMPDEST 1, JUMPI 10, memory
@@ -59,15 +59,10 @@ const plain = (pc: number, op: string, cost: number, used: number, push: string[
 });
 
 describe('vmTrace', () => {
-  let chain: { datadir: string; cleanup: () => void };
+  const conformance = conformanceServerForSuite();
   let server: RunningServer;
   before(async () => {
-    chain = await importConformanceChain();
-    server = await startServer(chain.datadir);
-  });
-  after(async () => {
-    await server?.close();
-    chain?.cleanup();
+    server = conformance();
   });
 
   /** trace_call of CONTRACT running `code` (other accounts' code in `more`). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { asm } from '../support/asm.ts';
-import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
 // The conformance chain's funded sender, and addresses for contracts put in place by overrides.
 const SENDER = '0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f';
@@ -97,15 +97,10 @@ interface Receipt {
 const FAULTY = '0x00000000000000000000000000000000000fa017';
 
 describe('debug_trace* (geth tracers)', () => {
-  let chain: { datadir: string; cleanup: () => void };
+  const conformance = conformanceServerForSuite();
   let server: RunningServer;
   before(async () => {
-    chain = await importConformanceChain();
-    server = await startServer(chain.datadir);
-  });
-  after(async () => {
-    await server?.close();
-    chain?.cleanup();
+    server = conformance();
   });
 
   const traceCall = <T>(call: Record<string, unknown>, config: Record<string, unknown> = {}) =>

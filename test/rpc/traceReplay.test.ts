@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { RpcError } from '../../src/rpc/errors.ts';
 import { DEFAULT_REPLAY_LIMITS, ReplayService } from '../../src/services/replay.ts';
-import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
+import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
 // The conformance chain: proof of work up to block 35 (blocks 3, 4, 6, 7, … include one uncle
 // each), Byzantium at 9, Constantinople at 12, the merge at 36; every block and uncle is mined by
@@ -40,19 +40,14 @@ function unlocalised(e: Entry): Record<string, unknown> {
 }
 
 describe('trace_ replay methods on the conformance chain', () => {
-  let chain: { datadir: string; cleanup: () => void };
+  const conformance = conformanceServerForSuite();
   let server: RunningServer;
   let head: number;
   const blocks = new Map<number, Entry[]>();
   before(async () => {
-    chain = await importConformanceChain();
-    server = await startServer(chain.datadir);
+    server = conformance();
     head = Number(await server.rpc<string>('eth_blockNumber'));
     for (let n = 0; n <= head; n++) blocks.set(n, await server.rpc<Entry[]>('trace_block', [hex(n)]));
-  });
-  after(async () => {
-    await server?.close();
-    chain?.cleanup();
   });
   const errorOf = async (promise: Promise<unknown>) => {
     try {

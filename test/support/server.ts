@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { type App, buildApp, DEFAULT_CONFIG } from '../../src/app.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
 import { importChain } from '../../src/ingest/importer.ts';
@@ -74,5 +75,27 @@ export async function startServer(
       await app.close();
       await store.close();
     },
+  };
+}
+
+/**
+ * The conformance chain served for the enclosing describe: imported and started in a `before`
+ * registered here (so a suite's own `before` hooks, registered after, can use it), closed and removed
+ * after. The getter throws outside the suite's tests.
+ */
+export function conformanceServerForSuite(): () => RunningServer {
+  let chain: { datadir: string; cleanup: () => void } | undefined;
+  let server: RunningServer | undefined;
+  before(async () => {
+    chain = await importConformanceChain();
+    server = await startServer(chain.datadir);
+  });
+  after(async () => {
+    await server?.close();
+    chain?.cleanup();
+  });
+  return () => {
+    if (!server) throw new Error('the conformance server of this suite is not running');
+    return server;
   };
 }
