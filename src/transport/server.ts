@@ -170,7 +170,10 @@ export class RpcServer {
         .handle(text, connection)
         .then((answer) => {
           if (answer && ws.readyState === ws.OPEN) {
-            ws.send(Buffer.concat(answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
+            // A text frame: strict clients (alloy, web3.js, the WHATWG WebSocket) refuse binary answers.
+            ws.send(Buffer.concat(answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))), {
+              binary: false,
+            });
           }
         })
         .catch(() => ws.close(1011, 'internal error'));
