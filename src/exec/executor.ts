@@ -1,4 +1,4 @@
-import { type Block, type BlockHeader, createBlock } from '@ethereumjs/block';
+import type { Block, BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import type { EVM, InterpreterStep } from '@ethereumjs/evm';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
@@ -21,6 +21,7 @@ import {
   acquireMachine,
   blockEnvironment,
   cachedEnvironment,
+  environmentBlock,
   type Machine,
   NO_EXTRA_PARAMS,
   releaseMachine,
@@ -440,10 +441,9 @@ export class CallSession {
     let block = this.environments.get(key);
     if (!block) {
       const header = this.block.header;
-      block = createBlock(
-        { header: { ...header.toJSON(), ...(zeroBaseFee ? { baseFeePerGas: 0n } : {}) } },
-        // Unfrozen: a blob base fee override replaces the header's getBlobGasPrice.
-        { common: this.vm.common, skipConsensusFormatValidation: true, freeze: false },
+      block = environmentBlock(
+        { ...header.toJSON(), ...(zeroBaseFee ? { baseFeePerGas: 0n } : {}) },
+        this.vm.common,
       );
       if (header.excessBlobGas !== undefined)
         setBlobBaseFee(block, zeroBlobBaseFee ? 0n : header.getBlobGasPrice());

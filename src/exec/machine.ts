@@ -1,5 +1,5 @@
 import { type Block, type BlockHeader, createBlock, paramsBlock } from '@ethereumjs/block';
-import type { Common, StateManagerInterface } from '@ethereumjs/common';
+import { type Common, Hardfork, type StateManagerInterface } from '@ethereumjs/common';
 import { type EVM, paramsEVM } from '@ethereumjs/evm';
 import { paramsTx } from '@ethereumjs/tx';
 import type { Account, Address } from '@ethereumjs/util';
@@ -193,10 +193,31 @@ export function blockEnvironment(
     if (overrides.prevRandao !== undefined) data.mixHash = overrides.prevRandao;
     if (overrides.baseFeePerGas !== undefined) data.baseFeePerGas = overrides.baseFeePerGas;
   }
-  // Unfrozen: a blob base fee override replaces the header's getBlobGasPrice.
-  const block = createBlock({ header: data }, { common, skipConsensusFormatValidation: true, freeze: false });
+  const block = environmentBlock(data, common);
   if (overrides?.blobBaseFee !== undefined && block.header.excessBlobGas !== undefined)
     setBlobBaseFee(block, overrides.blobBaseFee);
+  return block;
+}
+
+/**
+ * A block over header fields that a call's environment may hold but a header may not: ethereumjs
+ * refuses a London block whose base fee is not EIP-1559's initial one, while geth zeroes the base fee
+ * for calls that name no fee and an override may set any. Such a block is built with the initial
+ * base fee and given the call's afterwards. Unfrozen: a blob base fee override replaces the header's
+ * getBlobGasPrice.
+ */
+export function environmentBlock(data: Record<string, unknown>, common: Common): Block {
+  const baseFee = data.baseFeePerGas as bigint | string | undefined;
+  const london = common.hardforkBlock(Hardfork.London);
+  const pinned =
+    baseFee !== undefined &&
+    london !== null &&
+    london !== 0n &&
+    BigInt(data.number as bigint | string) === london &&
+    BigInt(baseFee) !== common.param('initialBaseFee');
+  const header = pinned ? { ...data, baseFeePerGas: common.param('initialBaseFee') } : data;
+  const block = createBlock({ header }, { common, skipConsensusFormatValidation: true, freeze: false });
+  if (pinned) Object.defineProperty(block.header, 'baseFeePerGas', { value: BigInt(baseFee) });
   return block;
 }
 

@@ -525,6 +525,72 @@ describe('eth_call, eth_estimateGas, eth_createAccessList', () => {
     });
   });
 
+  describe('at the London fork block (27), where EIP-1559 starts, and the blocks either side', () => {
+    // geth and ethereumjs both pin the London block's base fee to EIP-1559's initial 1 gwei.
+    const LONDON = 27;
+    const INITIAL_BASE_FEE = 1_000_000_000n;
+    const BASEFEE = `0x48${RETURN_TOP}`;
+    const transfer = { from: RICH, to: X, value: '0x1' };
+
+    it('answers eth_call, eth_estimateGas, trace_call, trace_callMany and debug_traceCall', async () => {
+      for (const n of [LONDON - 1, LONDON, LONDON + 1]) {
+        const block = hex(n);
+        const at = `block ${n}`;
+        assert.equal(await result(server, 'eth_call', [transfer, block]), '0x', at);
+        assert.equal(await result(server, 'eth_estimateGas', [transfer, block]), '0x5208', at);
+        type Traced = { output: string; trace: Array<{ action: { from: string; value: string } }> };
+        const traced = await result<Traced>(server, 'trace_call', [transfer, ['trace'], block]);
+        assert.deepEqual(
+          [traced.output, traced.trace[0]?.action.from, traced.trace[0]?.action.value],
+          ['0x', RICH, '0x1'],
+          at,
+        );
+        const many = await result<Traced[]>(server, 'trace_callMany', [
+          [
+            [transfer, ['trace']],
+            [{ ...transfer, value: '0x2' }, ['trace']],
+          ],
+          block,
+        ]);
+        assert.deepEqual(
+          many.map((t) => t.trace[0]?.action.value),
+          ['0x1', '0x2'],
+          at,
+        );
+        const debug = await result<{ gas: number; failed: boolean }>(server, 'debug_traceCall', [
+          transfer,
+          block,
+          {},
+        ]);
+        assert.deepEqual([debug.gas, debug.failed], [21000, false], at);
+      }
+    });
+
+    it("sees the block's base fee, zero for a call that names no fee (geth), or the override", async () => {
+      const baseFeeAt = async (call: Json, block: number, env?: Json) =>
+        BigInt(
+          await result(server, 'eth_call', [
+            { from: RICH, to: C1, ...call },
+            hex(block),
+            code({ [C1]: BASEFEE }),
+            ...(env ? [env] : []),
+          ]),
+        );
+      assert.equal(await baseFeeAt({ gasPrice: hex(INITIAL_BASE_FEE) }, LONDON), INITIAL_BASE_FEE);
+      assert.equal(await baseFeeAt({}, LONDON), 0n);
+      assert.equal(await baseFeeAt({ gasPrice: '0x9' }, LONDON, { baseFeePerGas: '0x7' }), 7n);
+      const next = await result<Json>(server, 'eth_getBlockByNumber', [hex(LONDON + 1), false]);
+      const fee = BigInt(next.baseFeePerGas as string);
+      assert.notEqual(fee, INITIAL_BASE_FEE);
+      assert.equal(await baseFeeAt({ gasPrice: hex(fee) }, LONDON + 1), fee);
+      // A later block's environment moved onto the London block keeps the base fee it is given.
+      assert.equal(
+        await baseFeeAt({ gasPrice: '0x9' }, LONDON + 1, { number: hex(LONDON), baseFeePerGas: '0x9' }),
+        9n,
+      );
+    });
+  });
+
   describe('errors', () => {
     const methods = ['eth_call', 'eth_estimateGas', 'eth_createAccessList'];
 
