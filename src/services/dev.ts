@@ -11,7 +11,7 @@ import {
 } from '@ethereumjs/tx';
 import { Account, Address } from '@ethereumjs/util';
 import secp256k1 from 'secp256k1';
-import { keccak256 } from '../chain/crypto.ts';
+import { keccak256, loadPeerDasSetup } from '../chain/crypto.ts';
 import type { CallRequest } from '../exec/callRequest.ts';
 import type { DevAccount } from '../ingest/devChain.ts';
 import type { Importer } from '../ingest/importer.ts';
@@ -95,6 +95,8 @@ export class DevService {
   }
 
   async sendRawTransaction(raw: Uint8Array): Promise<Uint8Array> {
+    // Cell proofs (EIP-7594, what cast sends by default) are checked against the full setup.
+    if (raw[0] === TransactionType.BlobEIP4844) await loadPeerDasSetup();
     return this.serially(async () => {
       const common = this.nextBlockCommon();
       let tx: TypedTransaction;

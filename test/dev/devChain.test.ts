@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   createPublicClient,
@@ -14,27 +12,17 @@ import {
   verifyTypedData,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { ROOT, tempDir } from '../support/cli.ts';
+import { tempDir } from '../support/cli.ts';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
 import { type CliServer, serveDev, stopDev } from '../support/devServer.ts';
 import { rpc, rpcFailure } from '../support/rpcClient.ts';
 import { importConformanceChain, startServer } from '../support/server.ts';
+import { castRun } from './cast.ts';
 
 // The well-known first account of the test mnemonic (anvil's and Hardhat's too).
 const FIRST = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const FIRST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const SECOND = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
-
-const CAST = join(ROOT, 'node_modules', '@foundry-rs', 'cast-linux-amd64', 'bin', 'cast');
-
-/** Runs the npm-installed cast binary and resolves with its stdout (rejects with its stderr). */
-function castRun(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(CAST, args, { timeout: 30_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`cast ${args[0]}: ${stderr || error.message}`)) : resolve(stdout),
-    );
-  });
-}
 
 describe('the dev chain (ethtrace start on an empty datadir)', () => {
   const dir = tempDir('ethtrace-dev-');

