@@ -5,7 +5,6 @@ import {
   createMinimal4844TxFromNetworkWrapper,
   createTx,
   createTxFromRLP,
-  paramsTx,
   TransactionType,
   type TypedTransaction,
 } from '@ethereumjs/tx';
@@ -23,9 +22,6 @@ import type { ChainEvents } from './events.ts';
 
 /** Infura's code for a transaction the node refuses (funds, fees). */
 const TRANSACTION_REJECTED = -32003;
-// Tip a dev transaction pays when it names none: small, and above zero so that tools that check
-// the priority fee are happy.
-const DEFAULT_TIP = 1_000_000_000n;
 
 /** A transaction waiting in the pool, with the order it arrived in (blocks take the oldest first). */
 interface Pooled {
@@ -113,38 +109,25 @@ export class DevService {
     });
   }
 
-  /** Signs a call with the dev account it is from and submits it. */
-  async sendTransaction(call: CallRequest): Promise<Uint8Array> {
+  /** Signs a call with the dev account it is from and submits it; its fees and gas are filled in. */
+  async sendTransaction(call: CallRequest & { gas: bigint }): Promise<Uint8Array> {
     return this.serially(async () => {
-      const from = call.from;
-      const account =
-        from && this.accounts.find((a) => Buffer.compare(Buffer.from(a.address), Buffer.from(from)) === 0);
-      if (!account)
-        throw new ServerError(
-          `unknown account ${from ? toHex(from) : '(no from)'}: only the dev accounts can sign`,
-        );
-      const header = this.importer.headHeader;
-      const baseFee = header?.baseFeePerGas !== undefined ? header.calcNextBaseFee() : undefined;
+      const account = this.signer(call.from);
       const common = this.nextBlockCommon();
       const fees =
-        call.gasPrice !== undefined || baseFee === undefined
-          ? { gasPrice: call.gasPrice ?? 1_000_000_000n, type: 0 }
+        call.gasPrice !== undefined
+          ? { gasPrice: call.gasPrice, type: 0 }
           : {
-              maxPriorityFeePerGas: call.maxPriorityFeePerGas ?? DEFAULT_TIP,
-              maxFeePerGas: call.maxFeePerGas ?? baseFee * 2n + (call.maxPriorityFeePerGas ?? DEFAULT_TIP),
+              maxPriorityFeePerGas: call.maxPriorityFeePerGas,
+              maxFeePerGas: call.maxFeePerGas,
               type: 2,
             };
-      // With no gas named, as much as one transaction may use: the block's limit, or EIP-7825's cap.
-      const blockLimit = header?.gasLimit ?? 30_000_000n;
-      const txCap = common.isActivatedEIP(7825)
-        ? BigInt(paramsTx[7825]?.maxTransactionGasLimit ?? blockLimit)
-        : blockLimit;
       let tx: TypedTransaction;
       try {
         tx = createTx(
           {
             nonce: call.nonce ?? (await this.nextNonce(account.address)),
-            gasLimit: call.gas ?? (txCap < blockLimit ? txCap : blockLimit),
+            gasLimit: call.gas,
             ...(call.to ? { to: call.to } : {}),
             value: call.value ?? 0n,
             data: call.data ?? new Uint8Array(),
@@ -158,6 +141,12 @@ export class DevService {
       }
       return this.submit(tx);
     });
+  }
+
+  /** The dev account that signs for `from`; an error naming it when there is none. */
+  signer(from: Uint8Array | undefined): DevAccount {
+    if (!from) throw new ServerError('unknown account (no from): only the dev accounts can sign');
+    return this.account(from);
   }
 
   /**

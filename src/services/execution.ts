@@ -158,6 +158,22 @@ export class ExecutionService {
     return this.run({ kind: 'createAccessList', blockHash, call, overrides });
   }
 
+  /**
+   * geth's defaults for eth_sendTransaction (setDefaults) on the latest block: the fees of
+   * transactionDefaults, then, when no gas is named, eth_estimateGas's answer with those fees. An
+   * estimate that fails (a revert, too little balance) fails the send with its error, as in geth,
+   * rather than mining a transaction bound to fail.
+   */
+  async sendDefaults(call: CallRequest): Promise<CallRequest & { gas: bigint }> {
+    const blockHash = await this.blockHash({ kind: 'tag', tag: 'latest' });
+    const header = await this.chain.header(blockHash);
+    if (!header) throw new Error('block is indexed but its header is missing');
+    const filled = await this.transactionDefaults(call, header);
+    const gas =
+      filled.gas ?? (await this.run({ kind: 'estimateGas', blockHash, call: filled, overrides: {} }));
+    return { ...filled, gas };
+  }
+
   private async blockHash(block: BlockSelector): Promise<Uint8Array> {
     return (await stateBlock(this.chain, block)).hash;
   }

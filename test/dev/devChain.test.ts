@@ -130,6 +130,53 @@ describe('the dev chain (ethtrace start on an empty datadir)', () => {
     );
   });
 
+  it('fills in the gas of eth_sendTransaction from an estimate and its fees as geth does', async () => {
+    type Tx = { gas: string; maxFeePerGas: string; maxPriorityFeePerGas: string; type: string };
+    const client = createPublicClient({ transport: http(server.url) });
+    const deploy = await rpc<Hex>(server.url, 'eth_sendTransaction', [
+      { from: FIRST, data: LOG_STORE_INITCODE },
+    ]);
+    const deployed = await client.getTransactionReceipt({ hash: deploy });
+    assert.equal(deployed.status, 'success');
+    const store = deployed.contractAddress as Hex;
+    const calls = [
+      { from: FIRST, to: SECOND, value: '0x1' },
+      { from: FIRST, to: store, data: logStoreCalldata({ key: 5n, value: 6n, logs: 3 }) },
+    ];
+    for (const call of calls) {
+      const estimate = await rpc<string>(server.url, 'eth_estimateGas', [call, 'latest']);
+      const tip = BigInt(await rpc<string>(server.url, 'eth_maxPriorityFeePerGas', []));
+      const head = await client.getBlock({ blockTag: 'latest' });
+      const hash = await rpc<Hex>(server.url, 'eth_sendTransaction', [call]);
+      const tx = await rpc<Tx>(server.url, 'eth_getTransactionByHash', [hash]);
+      assert.equal(tx.gas, estimate);
+      if (!call.data) assert.equal(tx.gas, '0x5208');
+      assert.equal(BigInt(tx.maxPriorityFeePerGas), tip);
+      assert.equal(BigInt(tx.maxFeePerGas), tip + 2n * (head.baseFeePerGas ?? 0n));
+      assert.equal((await client.getTransactionReceipt({ hash })).status, 'success');
+    }
+    // A call that reverts: the estimate's error is the answer, and nothing is mined.
+    const reverter = '0x00000000000000000000000000000000000e0e0e';
+    await rpc(server.url, 'anvil_setCode', [reverter, '0x365f5f37365ffd']);
+    const height = await client.getBlockNumber({ cacheTime: 0 });
+    const nonce = await client.getTransactionCount({ address: FIRST, blockTag: 'pending' });
+    const reason = `0x08c379a0${(32).toString(16).padStart(64, '0')}${'4'.padStart(64, '0')}${Buffer.from('nope').toString('hex').padEnd(64, '0')}`;
+    const refused = await rpc(server.url, 'eth_sendTransaction', [
+      { from: FIRST, to: reverter, data: reason },
+    ]).then(
+      () => assert.fail('a send whose estimate reverts was accepted'),
+      (e: Error & { code: number; data?: unknown }) => e,
+    );
+    assert.deepEqual([refused.code, refused.message], [3, 'execution reverted: nope']);
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), height);
+    assert.equal(await client.getTransactionCount({ address: FIRST, blockTag: 'pending' }), nonce);
+    // With its gas named, the same transaction is sent and mined, failing as it must.
+    const named = await rpc<Hex>(server.url, 'eth_sendTransaction', [
+      { from: FIRST, to: reverter, data: reason, gas: '0x10000' },
+    ]);
+    assert.equal((await client.getTransactionReceipt({ hash: named })).status, 'reverted');
+  });
+
   it('rejects what a node rejects, with clear errors', async () => {
     const low = await rpcFailure(server.url, 'eth_sendTransaction', [
       { from: FIRST, to: SECOND, value: '0x1', nonce: '0x0' },
