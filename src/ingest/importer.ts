@@ -192,6 +192,11 @@ export class Importer {
   }
 
   /** The state the next block starts from (the head's), for checks before mining. */
+  /** The store the importer writes (a dev chain keeps its pending pool there too). */
+  get chainStore(): ChainStore {
+    return this.opts.store;
+  }
+
   get headState(): RecordingStateManager {
     return this.state;
   }

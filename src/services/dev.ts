@@ -15,9 +15,8 @@ import type { CallRequest } from '../exec/callRequest.ts';
 import type { DevAccount } from '../ingest/devChain.ts';
 import type { Importer } from '../ingest/importer.ts';
 import { BLOB_GAS_PER_BLOB } from '../ingest/receipts.ts';
-import { type TypedData, typedDataDigest } from '../primitives/eip712.ts';
 import { toHex } from '../primitives/hex.ts';
-import { RpcError, ServerError } from '../rpc/errors.ts';
+import { InvalidParams, RpcError, ServerError } from '../rpc/errors.ts';
 import type { ChainEvents } from './events.ts';
 
 /** Infura's code for a transaction the node refuses (funds, fees). */
@@ -32,6 +31,27 @@ interface Pooled {
 
 /** A replacement must raise both fee fields by this many percent (geth's default price bump). */
 const PRICE_BUMP_PERCENT = 10n;
+
+/**
+ * The most blocks one evm_mine / anvil_mine / hardhat_mine may ask for. Every dev block is executed
+ * and stored like an imported one; measured here, 3 to 12 ms (with the machine's load) and about
+ * 5 KB of store per empty block. 10,000 blocks is then under two minutes and about 50 MB, enough to
+ * pass a timelock or a voting period counted in blocks (an interval moves the time), where
+ * 0xffffffffffff blocks would mine for millennia. anvil and Hardhat take any count: they do not
+ * store empty blocks one by one.
+ */
+export const MAX_MINE_BLOCKS = 10_000;
+
+/**
+ * The latest timestamp a dev block may be given. A header's timestamp is a uint64 (geth refuses
+ * anything larger, and a dev chain that stored one could no longer run a transaction), and each
+ * block must be later than its parent: the last 2^32 seconds are kept for the blocks after it.
+ */
+export const MAX_DEV_TIMESTAMP = (1n << 64n) - 1n - (1n << 32n);
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** Where the pending pool is kept in the store, so that it survives a restart and a crash. */
+const POOL_JOURNAL_META = 'dev-pool';
 
 /**
  * The dev chain's writer side: transactions are checked as a node checks them and enter a pending
@@ -57,12 +77,24 @@ export class DevService {
     timeOffset: bigint;
   }> = [];
   private blockTime: number | null = null;
+  /** Set by stop(): a long evm_mine ends after the block it is writing. */
+  private stopping = false;
+  /** Bumped by every change to the pool; the journal is rewritten when it moved (see serially). */
+  private poolVersion = 0;
+  private journaledVersion = 0;
+  /** What the journal holds, once read or written. */
+  private journal: Uint8Array | null = null;
 
   constructor(
     private readonly importer: Importer,
     readonly accounts: readonly DevAccount[],
     private readonly log: (line: string) => void = () => {},
-  ) {}
+  ) {
+    // The pool journaled by the last run goes back into the pool before any request is served.
+    this.queue = this.restorePool().catch((e) =>
+      this.log(`pool journal not restored: ${(e as Error).message}`),
+    );
+  }
 
   /** Where new blocks and pending transactions are announced (subscriptions and filters). */
   announceTo(events: ChainEvents): void {
@@ -79,8 +111,12 @@ export class DevService {
     }, seconds * 1000);
   }
 
-  /** Stops the block timer and waits for the block being written, if any. */
+  /**
+   * Stops the block timer and any evm_mine in progress (after the block being written) and waits
+   * for the writes under way. What is pending stays in the pool's journal for the next start.
+   */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.ticker !== null) clearInterval(this.ticker);
     this.ticker = null;
     await this.serially(async () => {});
@@ -207,6 +243,7 @@ export class DevService {
       throw new ServerError('replacement transaction underpriced');
     }
     mine.set(tx.nonce, { tx, sender, arrival: this.arrivals++ });
+    this.poolVersion++;
     this.events?.pending(tx);
     if (this.automine) await this.mineEachReady(tx);
     return tx.hash();
@@ -277,6 +314,56 @@ export class DevService {
     const mine = this.pool.get(key);
     mine?.delete(entry.tx.nonce);
     if (mine?.size === 0) this.pool.delete(key);
+    this.poolVersion++;
+  }
+
+  /**
+   * Writes the pool to the store (the transactions in arrival order) when it changed since the last
+   * write, as geth journals its local transactions. A transaction is acknowledged after this, so a
+   * pending one survives SIGTERM and kill -9 alike; one already mined when the journal was last
+   * written is dropped on restore as its nonce is used.
+   */
+  private async journalPool(): Promise<void> {
+    if (this.poolVersion === this.journaledVersion) return;
+    const version = this.poolVersion;
+    const txs = [...this.pool.values()]
+      .flatMap((mine) => [...mine.values()])
+      .sort((a, b) => a.arrival - b.arrival)
+      .map((entry) => entry.tx.serialize());
+    const journal = RLP.encode(txs);
+    // Automine pools and mines each transaction within one request: the pool is as it was.
+    if (this.journal === null || Buffer.compare(journal, this.journal) !== 0) {
+      await this.importer.chainStore.putMeta(POOL_JOURNAL_META, journal);
+      this.journal = journal;
+    }
+    this.journaledVersion = version;
+  }
+
+  /** The journaled pool, each transaction checked again against the chain (see journalPool). */
+  private async restorePool(): Promise<void> {
+    const journal = await this.importer.chainStore.getMeta(POOL_JOURNAL_META);
+    this.journal = journal;
+    if (!journal) return;
+    const common = this.nextBlockCommon();
+    let restored = 0;
+    for (const raw of RLP.decode(journal) as Uint8Array[]) {
+      try {
+        const tx = createTxFromRLP(raw, { common });
+        const sender = await this.check(tx);
+        const key = sender.toString();
+        let mine = this.pool.get(key);
+        if (!mine) {
+          mine = new Map();
+          this.pool.set(key, mine);
+        }
+        mine.set(tx.nonce, { tx, sender, arrival: this.arrivals++ });
+        restored++;
+      } catch (e) {
+        this.log(`dropped a journaled transaction: ${(e as Error).message}`);
+      }
+    }
+    this.poolVersion++;
+    if (restored > 0) this.log(`restored ${restored} pending transactions from the pool journal`);
   }
 
   /** Seconds added to the clock by evm_increaseTime; the next block's timestamp if one was set. */
@@ -284,7 +371,15 @@ export class DevService {
   private nextTimestamp: bigint | null = null;
 
   private async mineBlock(txs: TypedTransaction[]): Promise<void> {
-    const timestamp = this.nextTimestamp ?? BigInt(Math.floor(Date.now() / 1000)) + this.timeOffset;
+    const timestamp = this.nextTimestamp ?? this.clock();
+    const head = this.importer.headHeader;
+    // The importer makes a block at least a second later than its parent: past the head room kept
+    // above MAX_DEV_TIMESTAMP, that would no longer fit a uint64.
+    if (head && head.timestamp >= MAX_UINT64 && timestamp <= head.timestamp) {
+      throw new ServerError(
+        `no block can follow one at timestamp ${head.timestamp}, the last a uint64 holds`,
+      );
+    }
     this.nextTimestamp = null;
     await this.importer.mine(txs, timestamp);
     await this.events?.check();
@@ -296,9 +391,24 @@ export class DevService {
    * after the one before.
    */
   async mineBlocks(count: number, timing: { first?: bigint; interval?: bigint } = {}): Promise<void> {
+    if (!Number.isSafeInteger(count) || count < 0 || count > MAX_MINE_BLOCKS)
+      throw new InvalidParams(`at most ${MAX_MINE_BLOCKS} blocks can be mined at once`);
     await this.serially(async () => {
       if (timing.first !== undefined) this.setNextBlockTimestamp(timing.first);
-      for (let i = 0; i < count; i++) {
+      if (timing.interval !== undefined && count > 1) {
+        const start = this.nextTimestamp ?? this.clock();
+        const head = this.importer.headHeader?.timestamp ?? 0n;
+        const first = start > head ? start : head + 1n;
+        if (first + timing.interval * BigInt(count - 1) > MAX_DEV_TIMESTAMP)
+          throw new InvalidParams(
+            `${count} blocks ${timing.interval} s apart would pass the latest timestamp a block may have, ${MAX_DEV_TIMESTAMP}`,
+          );
+      }
+      for (let mined = 0; mined < count; mined++) {
+        // Each block is a turn of the event loop: other requests are answered while a long run
+        // mines, and a SIGTERM is heard (stop() ends the run).
+        if (mined > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopping) throw new ServerError(`the server is stopping: mined ${mined} of ${count} blocks`);
         await this.mineFromPool();
         const head = this.importer.headHeader;
         // A zero interval still moves time by a second: a block must be later than its parent.
@@ -336,6 +446,7 @@ export class DevService {
       await this.importer.rewindTo(taken.head);
       this.pool.clear();
       for (const [sender, mine] of taken.pool) this.pool.set(sender, mine);
+      this.poolVersion++;
       this.timeOffset = taken.timeOffset;
       this.nextTimestamp = null;
       await this.events?.check();
@@ -343,14 +454,32 @@ export class DevService {
     });
   }
 
-  /** evm_increaseTime: moves the clock of later blocks forward; answers the total offset. */
+  /** The time of the next block unless one was set: the wall clock moved by evm_increaseTime. */
+  private clock(): bigint {
+    return BigInt(Math.floor(Date.now() / 1000)) + this.timeOffset;
+  }
+
+  /**
+   * evm_increaseTime: moves the clock of later blocks forward; answers the total offset. A move
+   * that would take the clock past the latest timestamp a block may have is refused.
+   */
   increaseTime(seconds: bigint): bigint {
+    if (this.clock() + seconds > MAX_DEV_TIMESTAMP) {
+      throw new InvalidParams(
+        `increasing the time by ${seconds} s would pass the latest timestamp a block may have, ${MAX_DEV_TIMESTAMP}`,
+      );
+    }
     this.timeOffset += seconds;
     return this.timeOffset;
   }
 
   /** evm_setNextBlockTimestamp: the next block's timestamp (it must be after the head's). */
   setNextBlockTimestamp(timestamp: bigint): void {
+    if (timestamp > MAX_DEV_TIMESTAMP) {
+      throw new InvalidParams(
+        `timestamp ${timestamp} is past the latest a block may have, ${MAX_DEV_TIMESTAMP} (a uint64 with room for the blocks after)`,
+      );
+    }
     const head = this.importer.headHeader;
     if (head && timestamp <= head.timestamp) {
       throw new ServerError(`timestamp ${timestamp} is not after the head block's ${head.timestamp}`);
@@ -386,14 +515,8 @@ export class DevService {
     return this.signDigest(address, keccak256(Buffer.concat([prefix, message])));
   }
 
-  /** eth_signTypedData_v4: the EIP-712 signature by a dev account. */
-  signTypedData(address: Uint8Array, data: TypedData): Uint8Array {
-    let digest: Uint8Array;
-    try {
-      digest = typedDataDigest(data);
-    } catch (e) {
-      throw new ServerError(`invalid typed data: ${(e as Error).message}`);
-    }
+  /** eth_signTypedData_v4: the signature of an EIP-712 digest (see typedDataDigest) by a dev account. */
+  signTypedData(address: Uint8Array, digest: Uint8Array): Uint8Array {
     return this.signDigest(address, digest);
   }
 
@@ -484,7 +607,15 @@ export class DevService {
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
+    // The pool's journal is written before the work's answer is given, whether it failed or not.
+    const journaled = async () => {
+      try {
+        return await work();
+      } finally {
+        await this.journalPool();
+      }
+    };
+    const next = this.queue.then(journaled, journaled);
     this.queue = next.catch(() => {});
     return next;
   }

@@ -1,20 +1,20 @@
-import { address, data, hash, quantity, required } from '../../params.ts';
+import { address, data, hash, required } from '../../params.ts';
 import { method } from '../define.ts';
-import { devChain } from './params.ts';
+import { balance, devChain, nonce } from './params.ts';
 
 // anvil's and Hardhat's names for the same calls; each change lands in a new block (DevService).
 export const anvil_setBalance = method(
-  [required(address), required(quantity)],
-  async ([at, balance], { services }) => {
-    await devChain(services).setAccount(at, { balance });
+  [required(address), required(balance)],
+  async ([at, wei], { services }) => {
+    await devChain(services).setAccount(at, { balance: wei });
     return null;
   },
 );
 
 export const anvil_setNonce = method(
-  [required(address), required(quantity)],
-  async ([at, nonce], { services }) => {
-    await devChain(services).setAccount(at, { nonce });
+  [required(address), required(nonce)],
+  async ([at, next], { services }) => {
+    await devChain(services).setAccount(at, { nonce: next });
     return null;
   },
 );

@@ -1,4 +1,4 @@
-import type { TypedData } from '../../../primitives/eip712.ts';
+import { TypedDataError, typedDataDigest, typedDataOf } from '../../../primitives/eip712.ts';
 import { toHex } from '../../../primitives/hex.ts';
 import { address, data, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
@@ -14,8 +14,11 @@ export const eth_sign = method([required(address), required(data)], ([signer, me
   toHex(devChain(services).signMessage(signer, message)),
 );
 
-/** Typed data as a JSON string (what wallets send) or as the object itself. */
-function typedData(value: unknown): TypedData {
+/**
+ * Typed data as a JSON string (what wallets send) or as the object itself, checked and hashed here
+ * so that every fault in it is a parameter error naming the field: its EIP-712 digest.
+ */
+function typedDataHash(value: unknown): Uint8Array {
   let parsed: unknown = value;
   if (typeof value === 'string') {
     try {
@@ -24,15 +27,16 @@ function typedData(value: unknown): TypedData {
       throw new ParamProblem('typed data is not valid JSON');
     }
   }
-  const t = parsed as Partial<TypedData> | null;
-  if (!t || typeof t !== 'object' || !t.types || !t.primaryType || !t.domain || !t.message) {
-    throw new ParamProblem('typed data needs types, primaryType, domain and message');
+  try {
+    return typedDataDigest(typedDataOf(parsed));
+  } catch (e) {
+    if (e instanceof TypedDataError) throw new ParamProblem(`invalid typed data: ${e.message}`);
+    throw e;
   }
-  return t as TypedData;
 }
 
 /** eth_signTypedData_v4(address, typedData): the EIP-712 signature by a dev account. */
 export const eth_signTypedData_v4 = method(
-  [required(address), required(typedData)],
-  ([signer, typed], { services }) => toHex(devChain(services).signTypedData(signer, typed)),
+  [required(address), required(typedDataHash)],
+  ([signer, digest], { services }) => toHex(devChain(services).signTypedData(signer, digest)),
 );
