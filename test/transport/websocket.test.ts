@@ -221,7 +221,10 @@ describe('WebSocket transport on a dev chain', () => {
     const lastSeen = watcher.notification(
       (m) => m.params?.subscription === watched && m.params?.result.number === last,
     );
-    for (let i = 0; i < blocks; i++) await rpc(dev().url, 'evm_mine');
+    // Mined a few blocks per call, so the drop and the resume below are close together.
+    for (let mined = 0; mined < blocks; mined += 16) {
+      await rpc(dev().url, 'anvil_mine', [`0x${Math.min(16, blocks - mined).toString(16)}`]);
+    }
     await lastSeen;
     const grown = rssBytes(pid) - before;
     // Unbounded, the server would hold every unsent notification (eight times the cap).
@@ -238,10 +241,15 @@ describe('WebSocket transport on a dev chain', () => {
     );
     slow.ws.resume();
     const ended = await Promise.race([slow.closed, gotAll.then(() => null)]);
-    assert.deepEqual(ended, {
-      code: 1008,
-      reason: 'output buffer full: the client does not read its messages',
-    });
+    assert.ok(ended, 'the client that did not read was still connected after every notification');
+    // The close frame waits behind the unsent output; a client that reads it within the server's grace
+    // period gets 1008 and the reason, else the server has destroyed the socket (1006, no frame).
+    if (ended.code !== 1006) {
+      assert.deepEqual(ended, {
+        code: 1008,
+        reason: 'output buffer full: the client does not read its messages',
+      });
+    }
     assert.ok(
       received < all,
       `${received} of ${all} notifications were queued for a client that did not read`,
