@@ -20,7 +20,12 @@ import { SubscriptionService } from './services/subscriptions.ts';
 import { DEFAULT_TRACE_LIMITS, type TraceLimits, TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
-import { type Listening, RpcServer } from './transport/server.ts';
+import {
+  DEFAULT_WEBSOCKET_LIMITS,
+  type Listening,
+  RpcServer,
+  type WebSocketLimits,
+} from './transport/server.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
 const EXECUTION_YOUNG_GENERATION_MB = 192;
@@ -33,6 +38,8 @@ export interface AppConfig {
   /** geth's defaults: 5 MiB bodies, 1000 requests per batch. */
   maxBodyBytes: number;
   maxBatchSize: number;
+  /** Buffered output, connections per address and subscriptions per connection. */
+  webSocket: WebSocketLimits;
   methodLimits: MethodLimits;
   traceLimits: TraceLimits;
   replayLimits: ReplayLimits;
@@ -55,6 +62,7 @@ export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
   port: 8545,
   maxBodyBytes: 5 * 1024 * 1024,
   maxBatchSize: 1000,
+  webSocket: DEFAULT_WEBSOCKET_LIMITS,
   methodLimits: DEFAULT_METHOD_LIMITS,
   traceLimits: DEFAULT_TRACE_LIMITS,
   replayLimits: DEFAULT_REPLAY_LIMITS,
@@ -112,7 +120,12 @@ export async function buildApp(
     debug: new DebugService(chain, pool),
     dev: deps.dev ?? null,
     execution: new ExecutionService(chain, fees, config.callLimits, (job) => pool.run('execution', job)),
-    subscriptions: new SubscriptionService(events, chain, logs),
+    subscriptions: new SubscriptionService(
+      events,
+      chain,
+      logs,
+      config.webSocket.maxSubscriptionsPerConnection,
+    ),
     filters: new FilterService(events, chain, logs),
     clientVersion: CLIENT_VERSION,
     limits: config.methodLimits,
@@ -127,7 +140,7 @@ export async function buildApp(
     host: config.host,
     port: config.port,
     keys: config.keys,
-    limits: { maxBodyBytes: config.maxBodyBytes },
+    limits: { maxBodyBytes: config.maxBodyBytes, webSocket: config.webSocket },
     handle: (body, connection) => envelope.handle(body, connection),
   });
   return {

@@ -109,6 +109,16 @@ export class LogService {
     return found;
   }
 
+  /**
+   * Every log of a block, with no result limit: subscriptions read a new block's logs once and match
+   * them against each subscription's criteria.
+   */
+  async blockLogs(hash: Uint8Array): Promise<WireLog[]> {
+    const found: WireLog[] = [];
+    await this.collect(hash, MATCH_ALL, found);
+    return found;
+  }
+
   private tooManyResults(from: bigint, at: bigint): RpcError {
     const limit = this.limits.maxLogsResults;
     // The range up to the block before the one that overflowed is known to fit. Infura words this
@@ -208,7 +218,7 @@ function inBloom(bloom: Uint8Array, b: BloomBits): boolean {
 }
 
 /** The criteria prepared once per query: bloom bits for the block check, lowercase hex for the logs. */
-class CompiledFilter {
+export class CompiledFilter {
   private readonly addresses: ReadonlySet<string> | null;
   private readonly topics: Array<ReadonlySet<string> | null>;
   /** Every group must have one value in the bloom: the addresses, then each constrained position. */
@@ -233,3 +243,5 @@ class CompiledFilter {
     return this.topics.every((set, i) => set === null || set.has((log.topics[i] ?? '').toLowerCase()));
   }
 }
+
+const MATCH_ALL = new CompiledFilter({ addresses: [], topics: [] });

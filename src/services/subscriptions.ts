@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import { toHex } from '../primitives/hex.ts';
+import { RpcError } from '../rpc/errors.ts';
 import { formatHeader } from '../rpc/format/block.ts';
 import { formatTransaction } from '../rpc/format/transaction.ts';
 import type { BlockRef } from '../store/types.ts';
 import type { ChainService } from './chain.ts';
 import type { ChainEvents } from './events.ts';
-import type { LogCriteria, LogService } from './logs.ts';
+import { CompiledFilter, type LogCriteria, type LogService } from './logs.ts';
 
 /** Where a subscription's notifications go: one WebSocket connection. */
 export interface Subscriber {
-  notify(subscription: string, result: unknown): void;
+  /** Sends one notification; `resultJson` is the result already serialized as JSON text. */
+  notify(subscription: string, resultJson: string): void;
   /** Runs `fn` once the connection is gone, so its subscriptions end with it. */
   onClose(fn: () => void): void;
 }
@@ -20,78 +24,144 @@ export type SubscriptionKind =
   /** `full`: the transaction objects rather than their hashes (geth's second parameter). */
   | { kind: 'newPendingTransactions'; full: boolean };
 
+/** Reth's default cap (--rpc.max-subscriptions-per-connection). */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 1024;
+/** The code Reth (jsonrpsee) answers when a connection is over its subscription cap. */
+export const TOO_MANY_SUBSCRIPTIONS = -32006;
+// Notifications sent between turns of the event loop during a block's fan-out, so thousands of
+// subscriptions delay other requests by a few milliseconds rather than for the whole fan-out.
+const FANOUT_YIELD_EVERY = 256;
+
 /** geth's subscription ids: 16 random bytes in hex. */
 export function newId(): string {
   return toHex(randomBytes(16));
+}
+
+interface Subscription {
+  id: string;
+  subscriber: Subscriber;
+  kind: SubscriptionKind['kind'];
+  /** `logs`: the criteria, prepared once. */
+  filter?: CompiledFilter;
+  /** `newPendingTransactions`: whole transactions rather than hashes. */
+  full?: boolean;
 }
 
 /**
  * eth_subscribe over WebSocket: `newHeads` sends each new block's header, `logs` each matching log
  * of each new block (in block order), `newPendingTransactions` each pending transaction's hash (or
  * the transaction itself).
+ *
+ * Each event is read and serialized once, whatever the number of subscriptions, and the fan-out
+ * yields to the event loop as it goes: subscriptions cost one send each, not one render each.
  */
 export class SubscriptionService {
-  private readonly bySubscriber = new Map<Subscriber, Map<string, () => void>>();
+  private readonly bySubscriber = new Map<Subscriber, Map<string, Subscription>>();
+  private readonly heads = new Set<Subscription>();
+  private readonly logs = new Set<Subscription>();
+  private readonly pending = new Set<Subscription>();
+  /** Blocks are delivered one after another, so every subscription sees them in order. */
+  private delivered: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly events: ChainEvents,
+    events: ChainEvents,
     private readonly chain: ChainService,
-    private readonly logs: LogService,
-  ) {}
+    private readonly logService: LogService,
+    private readonly maxPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  ) {
+    events.onBlock((block) => {
+      if (this.heads.size === 0 && this.logs.size === 0) return;
+      this.delivered = this.delivered.then(() => this.deliverBlock(block)).catch(() => {});
+    });
+    events.onPendingTransaction((tx) => this.deliverPending(tx));
+  }
 
   subscribe(subscriber: Subscriber, what: SubscriptionKind): string {
-    const id = newId();
     let mine = this.bySubscriber.get(subscriber);
+    if (mine && mine.size >= this.maxPerConnection) {
+      throw new RpcError(
+        TOO_MANY_SUBSCRIPTIONS,
+        `too many subscriptions on this connection (at most ${this.maxPerConnection}): eth_unsubscribe some first`,
+      );
+    }
     if (!mine) {
-      const created = new Map<string, () => void>();
+      const created = new Map<string, Subscription>();
       this.bySubscriber.set(subscriber, created);
       subscriber.onClose(() => {
-        for (const stop of created.values()) stop();
+        for (const sub of created.values()) this.setOf(sub.kind).delete(sub);
         this.bySubscriber.delete(subscriber);
       });
       mine = created;
     }
-    mine.set(
-      id,
-      this.listen(what, (result) => subscriber.notify(id, result)),
-    );
+    const id = newId();
+    const sub: Subscription = { id, subscriber, kind: what.kind };
+    if (what.kind === 'logs') sub.filter = new CompiledFilter(what.criteria);
+    if (what.kind === 'newPendingTransactions') sub.full = what.full;
+    mine.set(id, sub);
+    this.setOf(sub.kind).add(sub);
     return id;
   }
 
   /** True if the subscription existed on this connection (ids of other connections are not touched). */
   unsubscribe(subscriber: Subscriber, id: string): boolean {
-    const stop = this.bySubscriber.get(subscriber)?.get(id);
-    if (!stop) return false;
-    stop();
-    this.bySubscriber.get(subscriber)?.delete(id);
+    const mine = this.bySubscriber.get(subscriber);
+    const sub = mine?.get(id);
+    if (!mine || !sub) return false;
+    mine.delete(id);
+    this.setOf(sub.kind).delete(sub);
     return true;
   }
 
-  private listen(what: SubscriptionKind, send: (result: unknown) => void): () => void {
-    if (what.kind === 'newPendingTransactions') {
-      const full = what.full;
-      return this.events.onPendingTransaction((tx) =>
-        send(full ? formatTransaction(tx, null) : toHex(tx.hash())),
-      );
-    }
-    // Blocks are rendered one after another so notifications keep block order.
-    let delivered: Promise<void> = Promise.resolve();
-    const deliver =
-      what.kind === 'newHeads'
-        ? async (block: BlockRef) => {
-            const header = await this.chain.header(block.hash);
-            if (header) send(formatHeader(header));
-          }
-        : async (block: BlockRef) => {
-            for (const log of await this.logs.getLogs({ blockHash: block.hash }, what.criteria)) send(log);
-          };
-    let active = true;
-    const stop = this.events.onBlock((block) => {
-      delivered = delivered.then(() => (active ? deliver(block) : undefined)).catch(() => {});
-    });
-    return () => {
-      active = false;
-      stop();
+  private setOf(kind: SubscriptionKind['kind']): Set<Subscription> {
+    return kind === 'logs' ? this.logs : kind === 'newPendingTransactions' ? this.pending : this.heads;
+  }
+
+  private async deliverBlock(block: BlockRef): Promise<void> {
+    let sent = 0;
+    // Past FANOUT_YIELD_EVERY sends, lets other work run; subscriptions removed meanwhile are skipped.
+    const pace = async () => {
+      if (++sent % FANOUT_YIELD_EVERY === 0) await yieldToLoop();
     };
+    if (this.heads.size > 0) {
+      const header = await this.chain.header(block.hash);
+      if (header) {
+        const json = JSON.stringify(formatHeader(header));
+        for (const sub of [...this.heads]) {
+          if (!this.heads.has(sub)) continue;
+          sub.subscriber.notify(sub.id, json);
+          await pace();
+        }
+      }
+    }
+    if (this.logs.size > 0) {
+      const logs = await this.logService.blockLogs(block.hash);
+      if (logs.length === 0) return;
+      const texts: Array<string | undefined> = [];
+      for (const sub of [...this.logs]) {
+        for (let i = 0; i < logs.length; i++) {
+          if (!this.logs.has(sub)) break;
+          const log = logs[i];
+          if (!log || !sub.filter?.matches(log)) continue;
+          texts[i] ??= JSON.stringify(log);
+          sub.subscriber.notify(sub.id, texts[i] as string);
+          await pace();
+        }
+      }
+    }
+  }
+
+  private deliverPending(tx: TypedTransaction): void {
+    if (this.pending.size === 0) return;
+    let hash: string | undefined;
+    let full: string | undefined;
+    for (const sub of this.pending) {
+      if (sub.full) {
+        full ??= JSON.stringify(formatTransaction(tx, null));
+        sub.subscriber.notify(sub.id, full);
+      } else {
+        hash ??= JSON.stringify(toHex(tx.hash()));
+        sub.subscriber.notify(sub.id, hash);
+      }
+    }
   }
 }

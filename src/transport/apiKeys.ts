@@ -14,8 +14,9 @@ export interface StoredKey {
 }
 
 const KEYS_FILE = 'keys.json';
-// Keys created or revoked by `ethtrace keys` in another process take effect within this time.
-const RELOAD_CHECK_MS = 1000;
+// Keys created or revoked by `ethtrace keys` in another process take effect within this time (the
+// README promises a second); it is also how often open WebSockets are checked for revoked keys.
+export const KEY_RELOAD_MS = 1000;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -107,9 +108,15 @@ export class KeyRing {
     return this.staticDigests.has(digest) || this.fileDigests.has(digest);
   }
 
+  /** Re-reads the keys file now if it changed (one stat otherwise). */
+  refresh(): void {
+    this.lastCheck = Date.now();
+    this.reload();
+  }
+
   private maybeReload(): void {
     const now = Date.now();
-    if (now - this.lastCheck < RELOAD_CHECK_MS) return;
+    if (now - this.lastCheck < KEY_RELOAD_MS) return;
     this.lastCheck = now;
     this.reload();
   }

@@ -3,12 +3,52 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { ResponseChunks } from '../rpc/envelope.ts';
-import type { KeyRing } from './apiKeys.ts';
+import { KEY_RELOAD_MS, type KeyRing } from './apiKeys.ts';
 
 export interface TransportLimits {
   /** Largest request body (HTTP) or message (WebSocket) accepted; geth's default is 5 MiB. */
   maxBodyBytes: number;
+  webSocket: WebSocketLimits;
 }
+
+export interface WebSocketLimits {
+  /**
+   * Output a connection may have waiting to be sent (ws `bufferedAmount`) before the next message;
+   * past it the connection is dropped. Checked before each send, so one large answer always goes
+   * out whole; only a client that leaves earlier output unread is dropped.
+   */
+  maxBufferedBytes: number;
+  /** Open WebSockets from one address; past it the upgrade is refused with HTTP 429. */
+  maxConnectionsPerIp: number;
+  /** Live `eth_subscribe` subscriptions on one connection (enforced by the subscription service). */
+  maxSubscriptionsPerConnection: number;
+}
+
+export const DEFAULT_WEBSOCKET_LIMITS: WebSocketLimits = {
+  // A client that never reads grew the server by 70 MB per block. 16 MiB holds thousands of
+  // notifications or several large answers for a client that reads slowly but does read; geth, whose
+  // writes block, drops a client whose socket stays full for its 10 s write timeout instead.
+  maxBufferedBytes: 16 * 1024 * 1024,
+  // A dapp opens one socket per tab and an indexer a small pool; 64 per address leaves room for
+  // both while bounding what one host can hold (each connection up to maxBufferedBytes). Behind a
+  // reverse proxy every client shares the proxy's address: raise it there.
+  maxConnectionsPerIp: 64,
+  // Reth's default (--rpc.max-subscriptions-per-connection); 10,000 on one socket used to stall
+  // every method for 2 s per block.
+  maxSubscriptionsPerConnection: 1024,
+};
+
+/**
+ * RFC 6455 1008 (policy violation): the generic code for a server policy (a buffer cap, a revoked key)
+ * when no specific code fits; 1009 is for messages received too big, 1011 for server faults.
+ */
+export const CLOSE_POLICY_VIOLATION = 1008;
+export const CLOSE_REASON_SLOW = 'output buffer full: the client does not read its messages';
+export const CLOSE_REASON_REVOKED = 'API key revoked';
+// After the close frame of a slow client, how long it has to answer before its socket is destroyed
+// (ws itself waits 30 s). A client that never reads never answers, and its unsent output is held until
+// then; geth gives a stalled write 10 s.
+const SLOW_CLIENT_CLOSE_MS = 10_000;
 
 export interface TransportOptions {
   host: string;
@@ -22,8 +62,11 @@ export interface TransportOptions {
 
 /** One WebSocket connection, as subscriptions see it. */
 export interface Connection {
-  /** Sends an `eth_subscription` notification (dropped once the socket is closed). */
-  notify(subscription: string, result: unknown): void;
+  /**
+   * Sends an `eth_subscription` notification whose result is already JSON text (serialized once for
+   * every subscriber); dropped once the socket is closing.
+   */
+  notify(subscription: string, resultJson: string): void;
   onClose(fn: () => void): void;
 }
 
@@ -37,8 +80,16 @@ export interface Listening {
 const KEY_MISSING = 'project id required in the url\n';
 const KEY_INVALID = 'invalid project id\n';
 const JSON_TYPES = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Unauthorized',
+  404: 'Not Found',
+  429: 'Too Many Requests',
+};
 
-type Route = { ok: true } | { ok: false; status: number; text: string; headers?: Record<string, string> };
+/** `key`: the API key the URL names, null when the server runs without keys. */
+type Route =
+  | { ok: true; key: string | null }
+  | { ok: false; status: number; text: string; headers?: Record<string, string> };
 
 /**
  * HTTP `POST /v3/<key>` and WebSocket `/ws/v3/<key>`, Infura's URL shapes, in front of one JSON-RPC
@@ -47,6 +98,11 @@ type Route = { ok: true } | { ok: false; status: number; text: string; headers?:
 export class RpcServer {
   private readonly http: Server;
   private readonly wss: WebSocketServer;
+  /** Open WebSockets by client address, for the per-address cap. */
+  private readonly byAddress = new Map<string, Set<WebSocket>>();
+  /** Open WebSockets by the key that opened them, so revoking a key closes them. */
+  private readonly byKey = new Map<string, Set<WebSocket>>();
+  private keyCheck: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: TransportOptions) {
     this.http = createServer((req, res) => {
@@ -58,6 +114,13 @@ export class RpcServer {
     this.http.keepAliveTimeout = 65_000;
     this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.limits.maxBodyBytes });
     this.http.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+    const keys = opts.keys;
+    if (keys !== null) {
+      // Requests check their key as they come, but a subscriber may send nothing while notifications
+      // keep flowing: sockets of revoked keys are looked for as often as the keys file is.
+      this.keyCheck = setInterval(() => this.closeRevoked(keys), KEY_RELOAD_MS);
+      this.keyCheck.unref();
+    }
   }
 
   async listen(): Promise<Listening> {
@@ -74,6 +137,7 @@ export class RpcServer {
   }
 
   async close(): Promise<void> {
+    if (this.keyCheck !== null) clearInterval(this.keyCheck);
     for (const client of this.wss.clients) client.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
     this.http.closeAllConnections();
@@ -83,9 +147,11 @@ export class RpcServer {
   private route(url: string | undefined, prefix: '/v3/' | '/ws/v3/'): Route {
     const path = (url ?? '/').split('?')[0] ?? '/';
     if (this.opts.keys === null && (path === '/' || (prefix === '/ws/v3/' && path === '/ws')))
-      return { ok: true };
+      return { ok: true, key: null };
     if (!path.startsWith(prefix)) return { ok: false, status: 404, text: 'not found\n' };
-    const key = path.slice(prefix.length);
+    // `/v3/<key>/` is served as `/v3/<key>`, as Infura does (some clients append the slash).
+    const rest = path.slice(prefix.length);
+    const key = rest.endsWith('/') ? rest.slice(0, -1) : rest;
     if (key === '' || key.includes('/')) return { ok: false, status: 401, text: KEY_MISSING };
     if (this.opts.keys !== null && !this.opts.keys.accepts(key)) {
       return {
@@ -95,7 +161,7 @@ export class RpcServer {
         headers: { 'www-authenticate': 'Basic realm="Auth failure, invalid project id"' },
       };
     }
-    return { ok: true };
+    return { ok: true, key: this.opts.keys === null ? null : key };
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -118,9 +184,13 @@ export class RpcServer {
       return plain(res, 415, 'invalid content type, only application/json is supported\n');
     const declared = Number(req.headers['content-length'] ?? 0);
     const limit = this.opts.limits.maxBodyBytes;
-    if (declared > limit) return plain(res, 413, `content length too large (${declared}>${limit})\n`);
+    // Refused bodies are not read: `connection: close` ends the connection once the 413 is sent,
+    // where keep-alive would make Node read (and discard) the rest of the body first.
+    if (declared > limit)
+      return plain(res, 413, `content length too large (${declared}>${limit})\n`, { connection: 'close' });
     const body = await readBody(req, limit);
-    if (body === null) return plain(res, 413, `content length too large (>${limit})\n`);
+    if (body === null)
+      return plain(res, 413, `content length too large (>${limit})\n`, { connection: 'close' });
     const answer = await this.opts.handle(body, null);
     if (answer === null) {
       res.writeHead(200, { 'content-length': '0' });
@@ -140,46 +210,109 @@ export class RpcServer {
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const route = this.route(req.url, '/ws/v3/');
     if (!route.ok) {
-      const headers = Object.entries(route.headers ?? {})
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('');
-      socket.end(
-        `HTTP/1.1 ${route.status} ${route.status === 401 ? 'Unauthorized' : 'Not Found'}\r\n` +
-          `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(route.text)}\r\n${headers}connection: close\r\n\r\n${route.text}`,
-      );
+      refuse(socket, route.status, route.text, route.headers);
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.serveSocket(ws));
+    const address = clientAddress(req);
+    const open = this.byAddress.get(address);
+    const max = this.opts.limits.webSocket.maxConnectionsPerIp;
+    // Sockets already closing do not count: their client has said goodbye.
+    if (open && countOpen(open) >= max) {
+      refuse(socket, 429, `too many WebSocket connections from ${address} (at most ${max})\n`);
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.serveSocket(ws, address, route.key));
   }
 
-  private serveSocket(ws: WebSocket): void {
+  private serveSocket(ws: WebSocket, address: string, key: string | null): void {
+    track(this.byAddress, address, ws);
+    if (key !== null) track(this.byKey, key, ws);
+    const { maxBufferedBytes } = this.opts.limits.webSocket;
+    const send = (data: string | Buffer): void => {
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > maxBufferedBytes) {
+        // The close frame queues behind the unsent output, so a client that is slow but reading
+        // learns why; one that never reads is destroyed. Nothing more is queued meanwhile.
+        ws.close(CLOSE_POLICY_VIOLATION, CLOSE_REASON_SLOW);
+        setTimeout(() => ws.terminate(), SLOW_CLIENT_CLOSE_MS).unref();
+        return;
+      }
+      // A text frame: strict clients (alloy, web3.js, the WHATWG WebSocket) refuse binary answers.
+      ws.send(data, { binary: false });
+    };
     // Answers are sent in the order requests finish, as JSON-RPC over WebSocket allows; each
     // message is independent, and a malformed one gets its error without closing the socket.
     const connection: Connection = {
-      notify: (subscription, result) => {
-        if (ws.readyState !== ws.OPEN) return;
-        ws.send(
-          JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription, result } }),
-        );
-      },
+      notify: (subscription, resultJson) =>
+        // Subscription ids are hex (services/subscriptions.ts), so they splice in without escaping.
+        send(
+          `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${subscription}","result":${resultJson}}}`,
+        ),
       onClose: (fn) => ws.once('close', fn),
     };
     ws.on('message', (message, isBinary) => {
+      if (key !== null && !this.opts.keys?.accepts(key)) {
+        ws.close(CLOSE_POLICY_VIOLATION, CLOSE_REASON_REVOKED);
+        return;
+      }
       const text = isBinary ? Buffer.from(message as Buffer).toString('utf8') : message.toString();
       this.opts
         .handle(text, connection)
         .then((answer) => {
-          if (answer && ws.readyState === ws.OPEN) {
-            // A text frame: strict clients (alloy, web3.js, the WHATWG WebSocket) refuse binary answers.
-            ws.send(Buffer.concat(answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))), {
-              binary: false,
-            });
-          }
+          if (answer) send(Buffer.concat(answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
         })
         .catch(() => ws.close(1011, 'internal error'));
     });
     ws.on('error', () => ws.terminate());
   }
+
+  /** Closes the sockets opened with keys that are no longer accepted (revoked with `ethtrace keys`). */
+  private closeRevoked(keys: KeyRing): void {
+    if (this.byKey.size === 0) return;
+    keys.refresh();
+    for (const [key, sockets] of this.byKey) {
+      if (keys.accepts(key)) continue;
+      for (const ws of sockets) ws.close(CLOSE_POLICY_VIOLATION, CLOSE_REASON_REVOKED);
+    }
+  }
+}
+
+/** Adds `ws` to the set kept under `name`, removed (with the set once empty) when the socket closes. */
+function track(index: Map<string, Set<WebSocket>>, name: string, ws: WebSocket): void {
+  let set = index.get(name);
+  if (!set) {
+    set = new Set();
+    index.set(name, set);
+  }
+  const mine = set;
+  mine.add(ws);
+  ws.once('close', () => {
+    mine.delete(ws);
+    if (mine.size === 0 && index.get(name) === mine) index.delete(name);
+  });
+}
+
+function countOpen(sockets: Set<WebSocket>): number {
+  let n = 0;
+  for (const ws of sockets) if (ws.readyState === ws.OPEN) n++;
+  return n;
+}
+
+/** The peer's address, with IPv4-mapped IPv6 (`::ffff:1.2.3.4`) written as IPv4. */
+function clientAddress(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** Answers an upgrade request with a plain-text HTTP error and closes the socket. */
+function refuse(socket: Duplex, status: number, text: string, headers: Record<string, string> = {}): void {
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n` +
+      `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n${extra}connection: close\r\n\r\n${text}`,
+  );
 }
 
 function plain(
@@ -192,18 +325,27 @@ function plain(
   res.end(text);
 }
 
-/** The body as text, or null once it exceeds `limit` bytes (the rest is drained, not buffered). */
+/**
+ * The body as text, or null as soon as it exceeds `limit` bytes: reading stops there, since a chunked
+ * body (no content-length) may never end, and the caller answers 413 and closes the connection.
+ */
 function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) tooLarge = true;
-      if (!tooLarge) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks).toString('utf8')));
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.pause();
+      chunks.length = 0;
+      resolve(null);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
 }

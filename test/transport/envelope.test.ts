@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setImmediate } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { RpcEnvelope } from '../../src/rpc/envelope.ts';
 import { ServerError } from '../../src/rpc/errors.ts';
@@ -186,15 +189,35 @@ describe('JSON-RPC envelope and HTTP transport', () => {
     const missing = await post('{}', { path: '/v3/' });
     assert.equal(missing.status, 401);
     assert.equal(await missing.text(), 'project id required in the url\n');
-    const trailing = await post('{}', { path: `/v3/${TEST_KEY}/` });
-    assert.equal(trailing.status, 401);
-    assert.equal(await trailing.text(), 'project id required in the url\n');
+    const onlySlash = await post('{}', { path: '/v3//' });
+    assert.equal(onlySlash.status, 401);
+    assert.equal(await onlySlash.text(), 'project id required in the url\n');
+    const unknownSlash = await post('{}', { path: '/v3/not-a-key/' });
+    assert.equal(unknownSlash.status, 401);
+    assert.equal(await unknownSlash.text(), 'invalid project id\n');
     const unknown = await post('{}', { path: '/v3/not-a-key' });
     assert.equal(unknown.status, 401);
     assert.match(unknown.headers.get('content-type') ?? '', /text\/plain/);
     assert.equal(await unknown.text(), 'invalid project id\n');
     const root = await post('{}', { path: '/' });
     assert.equal(root.status, 404);
+  });
+
+  it('serves `/v3/<key>/` and `/ws/v3/<key>/` with a trailing slash, as Infura does', async () => {
+    const chainId = `0x${server.app.services.chain.chainId.toString(16)}`;
+    const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }), {
+      path: `/v3/${TEST_KEY}/`,
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 1, result: chainId });
+    const ws = new WebSocket(`${server.wsBase}/ws/v3/${TEST_KEY}/`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const answer = new Promise<Answer>((resolve) =>
+      ws.once('message', (m) => resolve(JSON.parse(m.toString()))),
+    );
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId' }));
+    assert.deepEqual(await answer, { jsonrpc: '2.0', id: 2, result: chainId });
+    ws.close();
   });
 
   it('answers transport problems with 405, 415 and 413', async () => {
@@ -212,6 +235,35 @@ describe('JSON-RPC envelope and HTTP transport', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: ['x'.repeat(70_000)] }),
     );
     assert.equal(big.status, 413);
+  });
+
+  it('answers an over-size chunked body 413 while it is still being sent, and closes the connection', async () => {
+    const limit = 64 * 1024;
+    const { hostname, port } = new URL(server.base);
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    let response = '';
+    socket.on('data', (d) => {
+      response += d;
+    });
+    // Writes fail once the server has closed the connection; that is expected.
+    socket.on('error', () => {});
+    const closed = once(socket, 'close');
+    socket.write(
+      `POST /v3/${TEST_KEY} HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
+    );
+    // A body that never ends: chunks until the server answers (or a bound far past the limit).
+    const chunk = `${(16 * 1024).toString(16)}\r\n${' '.repeat(16 * 1024)}\r\n`;
+    let sent = 0;
+    while (response === '' && !socket.destroyed && sent < 256 * limit) {
+      if (!socket.write(chunk)) await Promise.race([once(socket, 'drain'), closed]);
+      else await setImmediate();
+      sent += 16 * 1024;
+    }
+    assert.match(response, /^HTTP\/1\.1 413 /, `no answer after ${sent} bytes of a body over ${limit}`);
+    await closed;
+    assert.match(response, /connection: close/i);
+    assert.match(response, /content length too large/);
   });
 
   it('keeps a WebSocket open across a malformed message and answers in the same shapes', async () => {
@@ -249,7 +301,9 @@ describe('JSON-RPC envelope and HTTP transport', () => {
   it('refuses a WebSocket upgrade without a valid key with the same 401 texts', async () => {
     for (const [path, text] of [
       ['/ws/v3/wrong', 'invalid project id\n'],
+      ['/ws/v3/wrong/', 'invalid project id\n'],
       ['/ws/v3/', 'project id required in the url\n'],
+      ['/ws/v3//', 'project id required in the url\n'],
     ] as const) {
       const ws = new WebSocket(`${server.wsBase}${path}`);
       const response = await new Promise<{ status: number; body: string }>((resolve) => {
