@@ -14,7 +14,7 @@ import {
   toChecksumAddress,
 } from '@ethereumjs/util';
 import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
-import { ServerError } from '../rpc/errors.ts';
+import { ResponseTooLarge, ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from './callRequest.ts';
 import {
@@ -257,6 +257,8 @@ export class CallSession {
         }),
       );
     } catch (e) {
+      // A trace stopped for growing past the answer-size bound is the request's failure, not the call's.
+      if (e instanceof ResponseTooLarge) throw e;
       throw new CallValidationError(index, firstLine((e as Error).message));
     } finally {
       this.hooks.attach(null);
