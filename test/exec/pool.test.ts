@@ -348,7 +348,6 @@ describe('WorkerPool', () => {
     // Outside a batch, the same job has the whole deadline.
     assert.equal((await pool.run<{ ms: number }>('spin', 1_000)).ms, 1_000);
   });
-  });
 
   it('refuses an answer larger than maxResultBytes with -32008', async () => {
     const pool = makePool({ maxResultBytes: 1_000 });
