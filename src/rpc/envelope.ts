@@ -42,10 +42,11 @@ export interface EnvelopeLimits {
 export const MAX_PARAMS_DEPTH = 100;
 
 /**
- * Longest error message sent. Messages may quote what the client sent (an unknown tag, a bad key);
- * a megabyte of it should not come back, nor be the cost of building the answer.
+ * Longest error message sent: a backstop, since the parameter parsers already cut what they quote of
+ * a client's value (params.ts `quoted`). Long enough for any revert reason a contract means to
+ * show; short enough that a message quoting a megabyte the client sent does not send it back.
  */
-const MAX_ERROR_MESSAGE_CHARS = 512;
+const MAX_ERROR_MESSAGE_CHARS = 16 * 1024;
 
 /** An id as it goes on the wire: its JSON text. */
 type IdJson = string;

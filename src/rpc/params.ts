@@ -45,6 +45,18 @@ export function parseParams<P extends readonly Param<unknown>[]>(spec: P, params
 
 const HEX = /^0[xX]([0-9a-fA-F]*)$/;
 
+/** Characters of a client's value quoted in an error message: enough to recognise it. */
+const MAX_QUOTED_CHARS = 80;
+
+/** `value` as JSON for an error message, cut short: a megabyte sent is not a megabyte sent back. */
+export function quoted(value: unknown): string {
+  const text =
+    typeof value === 'string' && value.length > MAX_QUOTED_CHARS
+      ? JSON.stringify(value.slice(0, MAX_QUOTED_CHARS))
+      : String(JSON.stringify(value));
+  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS)}…` : text;
+}
+
 /**
  * Significant hex digits a quantity may have: 256 bits, as geth's hexutil.Big allows. Checked on the
  * text, before BigInt: a megabyte of digits would otherwise become a number that every later step
@@ -157,7 +169,7 @@ export function blockSelector(value: unknown): BlockSelector {
       if (digits.length > 16) throw new ParamProblem('hex number > 64 bits');
       return { kind: 'number', number: BigInt(value) };
     }
-    throw new ParamProblem(`invalid block number or tag ${JSON.stringify(value)}`);
+    throw new ParamProblem(`invalid block number or tag ${quoted(value)}`);
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const o = value as Record<string, unknown>;
@@ -176,5 +188,5 @@ export function blockSelector(value: unknown): BlockSelector {
     }
     throw new ParamProblem('block object needs blockHash or blockNumber');
   }
-  throw new ParamProblem(`invalid block parameter ${JSON.stringify(value)}`);
+  throw new ParamProblem(`invalid block parameter ${quoted(value)}`);
 }
