@@ -19,6 +19,10 @@ const SENDER = '0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f';
 // Initcode that loops until its gas runs out: JUMPDEST PUSH1 0 JUMP.
 const ENDLESS = '0x5b600056';
 const GAS_CAP = `0x${DEFAULT_CONFIG.traceLimits.gasCap.toString(16)}`;
+// Initcode that calls 0x…0200 with no value until its gas runs out (not 0x…0100: from Osaka that
+// is the P256VERIFY precompile, whose calls traces leave out): JUMPDEST PUSH0×5 PUSH2 0x0200 GAS
+// CALL POP PUSH1 0 JUMP.
+const CALL_LOOP = '0x5b5f5f5f5f5f6102005af150600056';
 /** Initcode that counts `n` down to zero: seven ops an iteration. */
 const countdown = (n: number) => `0x61${n.toString(16).padStart(4, '0')}5b600190038060035700`;
 
@@ -77,6 +81,9 @@ describe('answer size, deadline and batch limits', () => {
       params: [{ from: SENDER, data: ENDLESS, gas: GAS_CAP }, 'latest'],
     });
     assert.equal(logs.error?.code, -32008, JSON.stringify(logs).slice(0, 300));
+    // And so do Parity traces of a loop of calls (to an empty account, so that each one is shown).
+    const calls = await one(small, traceCall(CALL_LOOP, ['trace'], GAS_CAP));
+    assert.equal(calls.error?.code, -32008, JSON.stringify(calls).slice(0, 300));
     // The worker that stopped is fine: a short loop is traced in full.
     const short = await one(server, traceCall(countdown(10), ['vmTrace']));
     const ops = (short.result as { vmTrace: { ops: unknown[] } }).vmTrace.ops;
