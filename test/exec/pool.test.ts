@@ -337,16 +337,16 @@ describe('WorkerPool', () => {
   });
 
   it('gives the jobs of a batch one deadline, counted from the start of the batch', async () => {
-    const pool = makePool({ size: 1, deadlineMs: 1_500 });
+    const pool = makePool({ size: 1, deadlineMs: 3_000 });
     await pool.warm();
     const outcome = await pool.batch(async () => {
-      await pool.run('spin', 1_000);
-      // Alone this would fit its own deadline; in the batch only about 500 ms are left.
-      return rejection(pool.run('spin', 1_000));
+      await pool.run('spin', 2_000);
+      // Alone this would fit its own deadline; in the batch at most 1 s is left.
+      return rejection(pool.run('spin', 2_000));
     });
     assertRpcError(outcome, -32000, TIMEOUT_MESSAGE);
     // Outside a batch, the same job has the whole deadline.
-    assert.equal((await pool.run<{ ms: number }>('spin', 1_000)).ms, 1_000);
+    assert.equal((await pool.run<{ ms: number }>('spin', 2_000)).ms, 2_000);
   });
 
   it('refuses an answer larger than maxResultBytes with -32008', async () => {
