@@ -14,7 +14,7 @@ import {
   toChecksumAddress,
 } from '@ethereumjs/util';
 import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
-import { ResponseTooLarge, ServerError } from '../rpc/errors.ts';
+import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from './callRequest.ts';
 import {
@@ -28,6 +28,7 @@ import {
   simulationCommon,
 } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
+import { OutputLimitExceeded } from './responseLimit.ts';
 import { allOf, type ExecutionTracer, type TraceHooks } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
@@ -258,7 +259,7 @@ export class CallSession {
       );
     } catch (e) {
       // A trace stopped for growing past the answer-size bound is the request's failure, not the call's.
-      if (e instanceof ResponseTooLarge) throw e;
+      if (e instanceof OutputLimitExceeded) throw e;
       throw new CallValidationError(index, firstLine((e as Error).message));
     } finally {
       this.hooks.attach(null);

@@ -6,7 +6,7 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { ResponseTooLarge, RpcError } from '../../rpc/errors.ts';
-import { limitOutput } from '../responseLimit.ts';
+import { limitOutput, OutputLimitExceeded } from '../responseLimit.ts';
 import type {
   BootData,
   FromWorker,
@@ -144,7 +144,7 @@ async function serve(handlers: Handlers, message: RunMessage): Promise<void> {
       postError(message.id, cloneError);
     }
   } catch (e) {
-    postError(message.id, e);
+    postError(message.id, e instanceof OutputLimitExceeded ? new ResponseTooLarge(e.limit) : e);
   }
   // After this job's values are out of scope; before the next job if one is already waiting.
   if (collectYoung) setImmediate(collectYoung);
