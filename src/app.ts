@@ -1,9 +1,16 @@
 import { parseChainSpec } from './chain/genesis.ts';
 import { UserError } from './errors.ts';
-import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_QUEUE, DEFAULT_POOL_SIZE, WorkerPool } from './exec/pool/pool.ts';
+import {
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_MAX_QUEUE,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_POOL_SIZE,
+  WorkerPool,
+} from './exec/pool/pool.ts';
 import type { TraceWorkerData } from './exec/worker/traceWorker.ts';
 import { readStoredSpec } from './ingest/importer.ts';
 import { RpcEnvelope } from './rpc/envelope.ts';
+import { describeForLog } from './rpc/errors.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import { DEFAULT_METHOD_LIMITS, type MethodLimits, type Services } from './rpc/services.ts';
 import { ChainService } from './services/chain.ts';
@@ -40,6 +47,8 @@ export interface AppConfig {
   maxBatchSize: number;
   /** Buffered output, connections per address and subscriptions per connection. */
   webSocket: WebSocketLimits;
+  /** Bytes one answer, or one batch's answers together, may take (see DEFAULT_MAX_RESULT_BYTES). */
+  maxResponseBytes: number;
   methodLimits: MethodLimits;
   traceLimits: TraceLimits;
   replayLimits: ReplayLimits;
@@ -63,6 +72,7 @@ export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
   maxBodyBytes: 5 * 1024 * 1024,
   maxBatchSize: 1000,
   webSocket: DEFAULT_WEBSOCKET_LIMITS,
+  maxResponseBytes: DEFAULT_MAX_RESULT_BYTES,
   methodLimits: DEFAULT_METHOD_LIMITS,
   traceLimits: DEFAULT_TRACE_LIMITS,
   replayLimits: DEFAULT_REPLAY_LIMITS,
@@ -99,6 +109,7 @@ export async function buildApp(
     size: config.execution.workers,
     deadlineMs: config.execution.deadlineMs,
     maxQueue: config.execution.maxQueue,
+    maxResultBytes: config.maxResponseBytes,
     // EVM execution makes many short-lived objects; a larger young generation means fewer
     // scavenges (measured on a 200-call trace_callMany: 96 MB ~7% faster than V8's default, 192 MB
     // ~3% faster again).
@@ -133,8 +144,12 @@ export async function buildApp(
   const envelope = new RpcEnvelope(
     METHODS,
     { services },
-    { maxBatchSize: config.maxBatchSize },
-    (e, method) => log(`internal error in ${method}: ${(e as Error)?.stack ?? String(e)}`),
+    {
+      maxBatchSize: config.maxBatchSize,
+      maxResponseBytes: config.maxResponseBytes,
+      batchScope: (work) => pool.batch(work),
+    },
+    (e, method) => log(`internal error in ${method}: ${describeForLog(e)}`),
   );
   const server = new RpcServer({
     host: config.host,

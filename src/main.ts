@@ -28,7 +28,7 @@ commands:
       execute and verify the blocks of geth-export files and store them
   start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
         [--workers N] [--exec-timeout MS] [--gas-cap GAS] [--max-calls N]
-        [--trace-cache-mb MB] [--trace-filter-blocks N] [--chain-id ID] [--hardfork FORK] [--mnemonic WORDS]
+        [--trace-cache-mb MB] [--trace-filter-blocks N] [--max-response-mb MB] [--chain-id ID] [--hardfork FORK] [--mnemonic WORDS]
         [--block-time SECONDS]
       serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>; on an empty
       datadir, a new dev chain (chain id 31337, the 10 test-mnemonic accounts with 10,000 ether)
@@ -90,6 +90,7 @@ async function startCommand(args: string[]): Promise<void> {
       mnemonic: { type: 'string' },
       'block-time': { type: 'string' },
       'trace-filter-blocks': { type: 'string' },
+      'max-response-mb': { type: 'string' },
     },
   });
   const count = (flag: string, value: string | undefined, fallback: number) => {
@@ -123,6 +124,10 @@ async function startCommand(args: string[]): Promise<void> {
       DEFAULT_CONFIG.replayLimits.maxFilterBlocks,
     ),
   };
+  const maxResponseBytes =
+    values['max-response-mb'] === undefined
+      ? DEFAULT_CONFIG.maxResponseBytes
+      : count('max-response-mb', values['max-response-mb'], 0) * 1024 * 1024;
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port ${values.port} is not a port number`);
@@ -154,7 +159,17 @@ async function startCommand(args: string[]): Promise<void> {
   const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
   const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   const app = await buildApp(
-    { ...DEFAULT_CONFIG, host: values.host, port, keys, execution, traceLimits, callLimits, replayLimits },
+    {
+      ...DEFAULT_CONFIG,
+      host: values.host,
+      port,
+      keys,
+      execution,
+      traceLimits,
+      callLimits,
+      replayLimits,
+      maxResponseBytes,
+    },
     { store, datadir, ...(dev ? { dev: dev.service } : {}) },
   );
   await app.warm();

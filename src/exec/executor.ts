@@ -29,6 +29,7 @@ import {
   simulationCommon,
 } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
+import { OutputLimitExceeded } from './responseLimit.ts';
 import { allOf, type ExecutionTracer, type TraceHooks } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
@@ -258,6 +259,8 @@ export class CallSession {
         }),
       );
     } catch (e) {
+      // A trace stopped for growing past the answer-size bound is the request's failure, not the call's.
+      if (e instanceof OutputLimitExceeded) throw e;
       throw new CallValidationError(index, firstLine((e as Error).message));
     } finally {
       this.hooks.attach(null);

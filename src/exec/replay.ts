@@ -201,6 +201,9 @@ export async function replayBlock(
       await runTransactions(vm, block, part ? new Set(part.indices) : null);
     }
   } finally {
+    // A transaction stopped mid-way (its trace grew past the answer-size bound, say) never reached
+    // afterTx: unwrap the tracer from this machine's EVM before the machine is reused.
+    (current as { vmTracer: VmTracer | null } | null)?.vmTracer?.detach();
     vm.events.off('beforeTx', beforeTx);
     vm.events.off('afterTx', afterTx);
     evm.events.off('beforeMessage', enterFrame);

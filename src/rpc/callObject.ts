@@ -1,5 +1,5 @@
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../exec/callRequest.ts';
-import { address, data, hash, ParamProblem, quantity, smallQuantity } from './params.ts';
+import { address, data, hash, ParamProblem, quantity, quoted, smallQuantity } from './params.ts';
 
 /**
  * A JSON call object (eth_call, trace_call, trace_callMany) → CallRequest. Accepts both `data` and
@@ -87,7 +87,7 @@ export function traceTypes(value: unknown): TraceTypes {
   for (const name of names) {
     if (typeof name !== 'string' || !TRACE_TYPES.has(name)) {
       throw new ParamProblem(
-        `unrecognized trace type: ${typeof name === 'string' ? name : JSON.stringify(name)}`,
+        `unrecognized trace type: ${typeof name === 'string' && name.length <= 80 ? name : quoted(name)}`,
       );
     }
   }

@@ -45,13 +45,54 @@ export function parseParams<P extends readonly Param<unknown>[]>(spec: P, params
 
 const HEX = /^0[xX]([0-9a-fA-F]*)$/;
 
+/** Characters of a client's value quoted in an error message: enough to recognise it. */
+const MAX_QUOTED_CHARS = 80;
+
+/** `value` as JSON for an error message, cut short: a megabyte sent is not a megabyte sent back. */
+export function quoted(value: unknown): string {
+  const text =
+    typeof value === 'string' && value.length > MAX_QUOTED_CHARS
+      ? JSON.stringify(value.slice(0, MAX_QUOTED_CHARS))
+      : String(JSON.stringify(value));
+  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS)}…` : text;
+}
+
+/**
+ * Significant hex digits a quantity may have: 256 bits, as geth's hexutil.Big allows. Checked on the
+ * text, before BigInt: a megabyte of digits would otherwise become a number that every later step
+ * (comparison, error message, decimal rendering) pays for.
+ */
+const MAX_QUANTITY_DIGITS = 64;
+
+/** Decimal digits of the largest block number, 2^64 − 1 (20 digits), checked before BigInt for the same reason. */
+const MAX_BLOCK_NUMBER_DIGITS = 20;
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** `digits` without its leading zeros (a regex would backtrack over a long run of them). */
+function significant(digits: string): string {
+  let i = 0;
+  while (i < digits.length && digits.charCodeAt(i) === 48) i++;
+  return i === 0 ? digits : digits.slice(i);
+}
+
 export function quantity(value: unknown): bigint {
   if (typeof value !== 'string')
     throw new ParamProblem('json: cannot unmarshal non-string into Go value of type hexutil.Big');
   const m = HEX.exec(value);
   if (!m) throw new ParamProblem('hex string without 0x prefix');
-  if (m[1] === '') throw new ParamProblem('hex string "0x"');
+  const digits = m[1] ?? '';
+  if (digits === '') throw new ParamProblem('hex string "0x"');
+  if (significant(digits).length > MAX_QUANTITY_DIGITS) throw new ParamProblem('hex number > 256 bits');
   return BigInt(value);
+}
+
+/** A decimal block number, refused past 2^64 − 1 as the hex form is (a store key holds 64 bits). */
+function decimalBlockNumber(value: string): bigint {
+  const digits = significant(value);
+  if (digits.length > MAX_BLOCK_NUMBER_DIGITS || BigInt(`0${digits}`) > MAX_UINT64) {
+    throw new ParamProblem('block number > 64 bits');
+  }
+  return BigInt(`0${digits}`);
 }
 
 /** A small quantity (an index, a count) that must fit a JS number. */
@@ -118,7 +159,7 @@ export function blockSelector(value: unknown): BlockSelector {
   }
   if (typeof value === 'string') {
     if (TAGS.has(value)) return { kind: 'tag', tag: value as BlockTag };
-    if (/^[0-9]+$/.test(value)) return { kind: 'number', number: BigInt(value) };
+    if (/^[0-9]+$/.test(value)) return { kind: 'number', number: decimalBlockNumber(value) };
     const m = HEX.exec(value);
     if (m) {
       const digits = m[1] ?? '';
@@ -128,7 +169,7 @@ export function blockSelector(value: unknown): BlockSelector {
       if (digits.length > 16) throw new ParamProblem('hex number > 64 bits');
       return { kind: 'number', number: BigInt(value) };
     }
-    throw new ParamProblem(`invalid block number or tag ${JSON.stringify(value)}`);
+    throw new ParamProblem(`invalid block number or tag ${quoted(value)}`);
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const o = value as Record<string, unknown>;
@@ -147,5 +188,5 @@ export function blockSelector(value: unknown): BlockSelector {
     }
     throw new ParamProblem('block object needs blockHash or blockNumber');
   }
-  throw new ParamProblem(`invalid block parameter ${JSON.stringify(value)}`);
+  throw new ParamProblem(`invalid block parameter ${quoted(value)}`);
 }

@@ -78,7 +78,7 @@ export class DebugService {
         ? undefined
         : Math.max(1, Math.min(options.timeoutMs, this.pool.deadlineMs));
     return new RawJson(
-      await this.pool.run<string>(kind, job, deadlineMs === undefined ? {} : { deadlineMs }),
+      await this.pool.run<Uint8Array>(kind, job, deadlineMs === undefined ? {} : { deadlineMs }),
     );
   }
 }

@@ -38,11 +38,11 @@ export function partitionBySender(senders: readonly string[], ways: number): num
 }
 
 /**
- * What a worker answers for one part: each item's result as JSON text and what it read and changed,
- * in part order, as far as the part got (an item that failed, and the rest, are left out).
+ * What a worker answers for one part: each item's result as encoded JSON and what it read and
+ * changed, in part order, as far as the part got (an item that failed, and the rest, are left out).
  */
 export interface PartResult {
-  results: string[];
+  results: Uint8Array[];
   access: StateAccess[];
 }
 
@@ -67,16 +67,16 @@ export async function speculate(
   count: number,
   runPart: (indices: number[]) => Promise<PartResult>,
   stats: SpeculationStats,
-): Promise<string[] | null> {
+): Promise<Uint8Array[] | null> {
   stats.speculated++;
   const runs = await Promise.all(parts.map(async (indices) => ({ indices, ...(await runPart(indices)) })));
   if (validPrefix(runs, count) < count) {
     stats.fellBack++;
     return null;
   }
-  const results = new Array<string>(count);
+  const results = new Array<Uint8Array>(count);
   for (const run of runs)
-    for (const [i, index] of run.indices.entries()) results[index] = run.results[i] as string;
+    for (const [i, index] of run.indices.entries()) results[index] = run.results[i] as Uint8Array;
   return results;
 }
 

@@ -104,7 +104,7 @@ export class ReplayService {
     const ref = await this.chain.resolve(selector);
     if (!ref) return null;
     const txs = await this.replayed(ref.hash, types);
-    return new RawJson(`[${txs.join(',')}]`);
+    return RawJson.array(txs);
   }
 
   /**
@@ -216,11 +216,11 @@ export class ReplayService {
       const job: ReplayBlockJob = { blockHash, types };
       const started = performance.now();
       const speculated = await this.speculate(job);
-      if (speculated !== null) return { kind: 'replay', bytes: weighStrings(speculated), txs: speculated };
+      if (speculated !== null) return { kind: 'replay', bytes: weighPieces(speculated), txs: speculated };
       // After a failed speculation the serial run gets only what is left of the deadline.
       const deadlineMs = Math.max(1, this.pool.deadlineMs - (performance.now() - started));
       const txs = await this.pool.run<ReplayedBlockJson>(REPLAY_BLOCK_JOB, job, { deadlineMs });
-      return { kind: 'replay', bytes: weighStrings(txs), txs };
+      return { kind: 'replay', bytes: weighPieces(txs), txs };
     });
     if (value.kind !== 'replay') throw new Error(`cache entry ${key} is not a replay`);
     return value.txs;
@@ -231,7 +231,7 @@ export class ReplayService {
     const value = await this.memo(key, async () => {
       const traces = await this.pool.run<FlatBlockTraces>(FLAT_TRACES_JOB, { blockHash });
       this.index.add(traces);
-      const bytes = weighStrings(traces.entries.map((e) => e.json)) + traces.entries.length * 2 * 42;
+      const bytes = weighPieces(traces.entries.map((e) => e.json)) + traces.entries.length * 2 * 42;
       return { kind: 'flat', bytes, traces };
     });
     if (value.kind !== 'flat') throw new Error(`cache entry ${key} is not flat traces`);
@@ -305,8 +305,8 @@ function joined(entries: readonly FlatEntry[]): RawJson {
   return new RawJson(`[${entries.map((e) => e.json).join(',')}]`);
 }
 
-function weighStrings(parts: readonly string[]): number {
+function weighPieces(parts: readonly (string | Uint8Array)[]): number {
   let bytes = 0;
-  for (const p of parts) bytes += p.length + PIECE_OVERHEAD_BYTES;
+  for (const p of parts) bytes += (typeof p === 'string' ? p.length : p.byteLength) + PIECE_OVERHEAD_BYTES;
   return bytes;
 }

@@ -72,7 +72,7 @@ export class TraceService {
     }
     // After a failed speculation the serial run gets only what is left of the request's deadline.
     const deadlineMs = Math.max(1, this.pool.deadlineMs - (performance.now() - started));
-    return new RawJson(await this.pool.run<string>('callMany', job, parts ? { deadlineMs } : {}));
+    return new RawJson(await this.pool.run<Uint8Array>('callMany', job, parts ? { deadlineMs } : {}));
   }
 
   /** The parts run at once; the answer if every call proved to have its serial result, else null. */
@@ -92,6 +92,6 @@ export class TraceService {
       },
       this.parallelStats,
     );
-    return results && new RawJson(`[${results.join(',')}]`);
+    return results && RawJson.array(results);
   }
 }

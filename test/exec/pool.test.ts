@@ -314,4 +314,49 @@ describe('WorkerPool', () => {
     await rejection(pool.warm());
     await pool.close();
   });
+
+  it('keeps a batch to as many jobs in the pool as it has workers, so others are not refused', async () => {
+    const pool = makePool({ size: 1, maxQueue: 1 });
+    await pool.warm();
+    const finished: string[] = [];
+    const track = (label: string, promise: Promise<unknown>) =>
+      promise.then(
+        () => finished.push(label),
+        (e: Error) => finished.push(`${label}: ${e.message}`),
+      );
+    const batch = pool.batch(async () => {
+      const jobs = ['b1', 'b2', 'b3', 'b4', 'b5'].map((label) => track(label, pool.run('echo', label)));
+      await Promise.all(jobs);
+    });
+    // Another client's request, made once the batch's five are started (batch() runs its work at once).
+    const outside = track('outside', pool.run('echo', 'outside'));
+    await batch;
+    await outside;
+    // Before batches were bounded, b3–b5 found the queue full (-32005) and so did the outside request.
+    assert.deepEqual(finished, ['b1', 'outside', 'b2', 'b3', 'b4', 'b5']);
+  });
+
+  it('gives the jobs of a batch one deadline, counted from the start of the batch', async () => {
+    const pool = makePool({ size: 1, deadlineMs: 3_000 });
+    await pool.warm();
+    const outcome = await pool.batch(async () => {
+      await pool.run('spin', 2_000);
+      // Alone this would fit its own deadline; in the batch at most 1 s is left.
+      return rejection(pool.run('spin', 2_000));
+    });
+    assertRpcError(outcome, -32000, TIMEOUT_MESSAGE);
+    // Outside a batch, the same job has the whole deadline (once the worker the timeout terminated
+    // is replaced: its start would count against the deadline).
+    await pool.warm();
+    assert.equal((await pool.run<{ ms: number }>('spin', 2_000)).ms, 2_000);
+  });
+
+  it('refuses an answer larger than maxResultBytes with -32008', async () => {
+    const pool = makePool({ maxResultBytes: 1_000 });
+    assert.equal((await pool.run<Uint8Array>('bytes', 1_000)).byteLength, 1_000);
+    const refused = await rejection(pool.run('bytes', 1_001));
+    assert.ok(refused instanceof RpcError);
+    assert.equal(refused.code, -32008);
+    assert.match(refused.message, /response too large: the answer would exceed 1000 bytes/);
+  });
 });

@@ -13,9 +13,11 @@
 // The deadline runs from `run()`, so time in the queue counts: the client waits for the whole, and
 // under overload queued requests expire instead of piling up behind slow ones.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import os from 'node:os';
 import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
 import {
+  describeForLog,
   INTERNAL_ERROR,
   INVALID_PARAMS,
   InvalidParams,
@@ -67,6 +69,15 @@ export const TIMEOUT_MESSAGE = 'execution timeout';
  */
 export const BUSY_MESSAGE = 'too many concurrent executions, request rate limited';
 
+/**
+ * Bytes one job's answer may take (see RunMessage.maxBytes); past it the job fails with -32008. Reth
+ * allows 160 MB per response, but here an answer is a tree of objects in a worker before it is text
+ * (vmTrace: several times its JSON) and then crosses to the main thread: 32 MiB keeps two workers'
+ * worst case in the hundreds of megabytes, and still holds the replay of a full block with traces
+ * and state diffs. vmTraces and struct logs of long loops are what it refuses.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024;
+
 const BOOTSTRAP = new URL('./bootstrap.mjs', import.meta.url);
 
 export interface WorkerPoolOptions {
@@ -82,6 +93,8 @@ export interface WorkerPoolOptions {
   deadlineMs?: number;
   /** How long a worker may take from `new Worker` to ready before it counts as failed. */
   startTimeoutMs?: number;
+  /** Bytes a job's answer may take; none if absent (see RunMessage.maxBytes). */
+  maxResultBytes?: number;
   /** Heap caps per worker: a runaway request then kills its worker (answered -32603), not the process. */
   resourceLimits?: ResourceLimits;
   /** Where internal errors (handler bugs, crashes, workers that fail to start) are reported. */
@@ -108,8 +121,24 @@ export interface PoolStats {
   crashes: number;
 }
 
+/**
+ * Jobs started together as one unit of client work (a JSON-RPC batch): they share one deadline,
+ * counted from the unit's start, and at most `limit` of them are in the pool (queued or running) at
+ * once; the rest wait here, outside the queue, so one batch of a thousand traces neither fills the
+ * queue (other clients would get -32005) nor holds the workers for a thousand deadlines.
+ */
+interface Scope {
+  readonly deadlineAt: number;
+  readonly limit: number;
+  admitted: number;
+  readonly waiting: Job[];
+}
+
 interface Job {
   readonly id: number;
+  readonly scope: Scope | undefined;
+  /** In the pool's queue or on a worker (as opposed to waiting in its scope). */
+  admitted: boolean;
   readonly kind: string;
   readonly payload: unknown;
   readonly resolve: (value: unknown) => void;
@@ -142,7 +171,9 @@ export class WorkerPool {
   readonly maxQueue: number;
   readonly deadlineMs: number;
   readonly startTimeoutMs: number;
+  readonly maxResultBytes: number | undefined;
   private readonly boot: BootData;
+  private readonly scopes = new AsyncLocalStorage<Scope>();
   private readonly resourceLimits: ResourceLimits | undefined;
   private readonly log: (line: string) => void;
   private readonly slots: Slot[] = [];
@@ -163,6 +194,8 @@ export class WorkerPool {
       'startTimeoutMs',
       options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
     );
+    if (options.maxResultBytes !== undefined) positiveInteger('maxResultBytes', options.maxResultBytes);
+    this.maxResultBytes = options.maxResultBytes;
     this.boot = { moduleUrl: options.workerModule.href, data: options.workerData };
     this.resourceLimits = options.resourceLimits;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -177,16 +210,26 @@ export class WorkerPool {
     if (this.closed) return Promise.reject(new PoolClosedError());
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.queue.length + this.busyCount() >= this.size + this.maxQueue) {
-      return Promise.reject(new RpcError(LIMIT_EXCEEDED, BUSY_MESSAGE));
-    }
-    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const scope = this.scopes.getStore();
+    const parked = scope !== undefined && scope.admitted >= scope.limit;
+    if (!parked && this.full()) return Promise.reject(new RpcError(LIMIT_EXCEEDED, BUSY_MESSAGE));
+    let deadlineMs = options.deadlineMs ?? this.deadlineMs;
     if (!(Number.isFinite(deadlineMs) && deadlineMs > 0)) {
       return Promise.reject(new RangeError('deadlineMs must be a positive number'));
+    }
+    if (scope !== undefined) {
+      const left = scope.deadlineAt - performance.now();
+      if (left <= 0) {
+        this.counters.timeouts++;
+        return Promise.reject(new ServerError(TIMEOUT_MESSAGE));
+      }
+      deadlineMs = Math.min(deadlineMs, left);
     }
     return new Promise<T>((resolve, reject) => {
       const job: Job = {
         id: this.nextId++,
+        scope,
+        admitted: false,
         kind,
         payload,
         resolve: resolve as (value: unknown) => void,
@@ -201,9 +244,39 @@ export class WorkerPool {
         job.onAbort = () => this.abort(job, signal.reason);
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
-      this.queue.push(job);
-      this.dispatch();
+      if (parked) scope.waiting.push(job);
+      else this.admit(job);
     });
+  }
+
+  /**
+   * Runs `work` as one unit (a JSON-RPC batch): the jobs it starts share one deadline, the pool's,
+   * from now, and at most `size` of them are in the pool at once (see Scope).
+   */
+  batch<T>(work: () => Promise<T>): Promise<T> {
+    const scope: Scope = {
+      deadlineAt: performance.now() + this.deadlineMs,
+      limit: this.size,
+      admitted: 0,
+      waiting: [],
+    };
+    return this.scopes.run(scope, work);
+  }
+
+  private full(): boolean {
+    return this.queue.length + this.busyCount() >= this.size + this.maxQueue;
+  }
+
+  /** Into the queue, or refused with -32005 if it is full. */
+  private admit(job: Job): void {
+    if (this.full()) {
+      this.settle(job, new RpcError(LIMIT_EXCEEDED, BUSY_MESSAGE));
+      return;
+    }
+    job.admitted = true;
+    if (job.scope) job.scope.admitted++;
+    this.queue.push(job);
+    this.dispatch();
   }
 
   /** Starts every worker now; rejects with the first start failure (e.g. the store cannot be opened). */
@@ -270,6 +343,7 @@ export class WorkerPool {
     job.slot = slot;
     slot.worker.ref();
     const message: RunMessage = { type: 'run', id: job.id, kind: job.kind, payload: job.payload };
+    if (this.maxResultBytes !== undefined) message.maxBytes = this.maxResultBytes;
     try {
       slot.worker.postMessage(message);
     } catch (cloneError) {
@@ -393,7 +467,11 @@ export class WorkerPool {
   /** Ends a request before its answer: out of the queue, or by terminating the worker running it. */
   private drop(job: Job, error: unknown): void {
     const slot = job.slot;
-    if (slot === null) {
+    if (!job.admitted) {
+      const index = job.scope?.waiting.indexOf(job) ?? -1;
+      if (index === -1) return;
+      job.scope?.waiting.splice(index, 1);
+    } else if (slot === null) {
       const index = this.queue.indexOf(job);
       if (index === -1) return;
       this.queue.splice(index, 1);
@@ -423,6 +501,21 @@ export class WorkerPool {
     job.onAbort = undefined;
     if (error === null) job.resolve(value);
     else job.reject(error);
+    const scope = job.scope;
+    if (scope !== undefined && job.admitted) {
+      job.admitted = false;
+      scope.admitted--;
+      if (this.closed) {
+        for (const waiting of scope.waiting.splice(0)) this.settle(waiting, new PoolClosedError());
+      } else {
+        // The unit's next jobs take the place this one leaves (one, unless the queue refuses it).
+        while (scope.admitted < scope.limit) {
+          const next = scope.waiting.shift();
+          if (next === undefined) break;
+          this.admit(next);
+        }
+      }
+    }
   }
 
   private toCallerError(error: SerializedError, kind: string): Error {
@@ -452,7 +545,7 @@ function revive(error: SerializedError): Error {
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  return describeForLog(error);
 }
 
 function positiveInteger(name: string, value: number): number {

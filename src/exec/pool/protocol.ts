@@ -3,8 +3,9 @@
 
 /**
  * One kind of work a worker serves. The payload and the result are structured-cloned: class
- * instances arrive as plain objects, a Buffer as a Uint8Array. Return a string of JSON or a
- * Uint8Array for large results: a top-level Uint8Array is transferred, not copied.
+ * instances arrive as plain objects, a Buffer as a Uint8Array. Return large results as JSON already
+ * encoded to bytes: a Uint8Array at the top level, in a top-level array, or in an array field of a
+ * top-level object is transferred, not copied, so the main thread neither copies nor encodes it.
  */
 // `never` lets a module declare each handler with its own payload type and still form a Handlers.
 export type Handler = (payload: never) => unknown;
@@ -27,6 +28,11 @@ export interface RunMessage {
   id: number;
   kind: string;
   payload: unknown;
+  /**
+   * The most bytes the answer may take (strings counted by length, byte arrays by size): past it the
+   * job fails with -32008, and tracers stop as soon as their output passes it.
+   */
+  maxBytes?: number;
 }
 
 export type FromWorker =

@@ -5,7 +5,8 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { RpcError } from '../../rpc/errors.ts';
+import { ResponseTooLarge, RpcError } from '../../rpc/errors.ts';
+import { limitOutput, OutputLimitExceeded } from '../responseLimit.ts';
 import type {
   BootData,
   FromWorker,
@@ -82,34 +83,68 @@ function postError(id: number, e: unknown): void {
 }
 
 function postResult(id: number, value: unknown): void {
-  if (!(value instanceof Uint8Array)) {
-    post({ type: 'result', id, value });
-    return;
+  const transfer: ArrayBuffer[] = [];
+  post({ type: 'result', id, value: transferable(value, transfer) }, transfer);
+}
+
+/**
+ * `value` with its byte arrays made transferable (see Handler): those at the top level, in a
+ * top-level array, or in an array field of a top-level object. Transferring detaches the whole
+ * ArrayBuffer, so an array that is a view into something larger (a pooled Buffer, a slice of a page)
+ * is copied first, which also keeps structured clone from copying the rest of its backing buffer.
+ */
+function transferable(value: unknown, transfer: ArrayBuffer[]): unknown {
+  if (value instanceof Uint8Array) {
+    const owned =
+      value.buffer instanceof ArrayBuffer &&
+      value.byteOffset === 0 &&
+      value.byteLength === value.buffer.byteLength &&
+      !transfer.includes(value.buffer)
+        ? value
+        : new Uint8Array(value);
+    transfer.push(owned.buffer as ArrayBuffer);
+    return owned;
   }
-  // Transferring detaches the whole ArrayBuffer: only do it when the array owns all of it. A view
-  // into something larger (a pooled Buffer, a slice of a page) is copied first, which also keeps
-  // structured clone from copying the rest of the backing buffer.
-  const owned =
-    value.buffer instanceof ArrayBuffer &&
-    value.byteOffset === 0 &&
-    value.byteLength === value.buffer.byteLength
-      ? value
-      : new Uint8Array(value);
-  post({ type: 'result', id, value: owned }, [owned.buffer as ArrayBuffer]);
+  if (Array.isArray(value)) {
+    return value.some((v) => v instanceof Uint8Array) ? value.map((v) => transferable(v, transfer)) : value;
+  }
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = Array.isArray(v) ? transferable(v, transfer) : v;
+    return out;
+  }
+  return value;
+}
+
+/**
+ * The bytes an answer takes: its strings (by length: the JSON rendered here is ASCII but for quoted
+ * user strings) and byte arrays, a few levels down, where the handlers put their rendered JSON.
+ */
+function answerBytes(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return value.length;
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (depth >= 3 || typeof value !== 'object' || value === null) return 0;
+  let n = 0;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) n += answerBytes(v, depth + 1);
+  return n;
 }
 
 async function serve(handlers: Handlers, message: RunMessage): Promise<void> {
   try {
     const handler = Object.hasOwn(handlers, message.kind) ? handlers[message.kind] : undefined;
     if (handler === undefined) throw new Error(`the worker module has no handler for '${message.kind}'`);
+    limitOutput(message.maxBytes);
     const value = await (handler as AnyHandler)(message.payload);
+    if (message.maxBytes !== undefined && answerBytes(value) > message.maxBytes) {
+      throw new ResponseTooLarge(message.maxBytes);
+    }
     try {
       postResult(message.id, value);
     } catch (cloneError) {
       postError(message.id, cloneError);
     }
   } catch (e) {
-    postError(message.id, e);
+    postError(message.id, e instanceof OutputLimitExceeded ? new ResponseTooLarge(e.limit) : e);
   }
   // After this job's values are out of scope; before the next job if one is already waiting.
   if (collectYoung) setImmediate(collectYoung);

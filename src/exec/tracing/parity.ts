@@ -1,4 +1,5 @@
 import { quantityToHex, toHex } from '../../primitives/hex.ts';
+import { chargeOutput } from '../responseLimit.ts';
 import type { ExecutionTracer, FrameEnd, FrameError, FrameStart, SelfDestruct } from './hooks.ts';
 
 /** Parity (OpenEthereum) error strings, as Reth and Infura print them. */
@@ -31,6 +32,9 @@ interface Node {
 /** Wire shape of one Parity trace entry. */
 export type ParityTrace = Record<string, unknown>;
 
+// The least JSON a call entry renders to (action with from, to, gas, value, input; result; the rest).
+const ENTRY_MIN_JSON_BYTES = 200;
+
 /**
  * Builds the Parity call tree of one transaction: pre-order entries with traceAddress and subtraces.
  * Zero-value calls to precompiles below the top level are left out, as OpenEthereum, Erigon and
@@ -43,6 +47,9 @@ export class ParityCallTracer implements ExecutionTracer {
   frameStart(start: FrameStart): void {
     const hidden = start.precompile && start.depth > 0 && start.value === 0n;
     const node: Node | null = hidden ? null : { start, children: [] };
+    // Charged to the job's answer-size bound (src/exec/responseLimit.ts): a loop of calls makes
+    // hundreds of thousands of entries, and the trace stops growing once they pass the bound.
+    if (node) chargeOutput(ENTRY_MIN_JSON_BYTES + 2 * start.input.length);
     const parent = this.stack[this.stack.length - 1];
     if (node) {
       if (parent) parent.children.push(node);

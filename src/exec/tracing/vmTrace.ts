@@ -1,5 +1,6 @@
 import type { EVM } from '@ethereumjs/evm';
 import { toHex } from '../../primitives/hex.ts';
+import { chargeOutput } from '../responseLimit.ts';
 import type { ExecutionTracer, FrameStart } from './hooks.ts';
 import { FORWARDS_GAS, MEM_WRITTEN, type MemWindow, opName, PUSHED, SSTORE } from './vmTraceOps.ts';
 
@@ -78,6 +79,12 @@ interface Frame {
 }
 
 const EMPTY_FRAME = (): VmTrace => ({ code: '0x', ops: [] });
+
+// The least JSON one op renders to (`{"cost":3,"ex":null,"pc":0,"sub":null,"op":"STOP"}`), charged
+// to the job's answer-size bound as it is recorded (src/exec/responseLimit.ts).
+const OP_MIN_JSON_BYTES = 48;
+// `{"mem":null,"push":[],"store":null,"used":0}`, less the `null` it replaces.
+const EX_MIN_JSON_BYTES = 40;
 
 /**
  * Records the vmTrace of one transaction. Instead of the EVM's `step` event, which builds a step
@@ -225,6 +232,7 @@ export class VmTracer implements ExecutionTracer {
     if (forwards) cost += runState.messageGasLimit ?? 0n;
     // The interpreter advances the program counter before it calls the handler.
     const op: VmOp = { cost: Number(cost), ex: null, pc: runState.programCounter - 1, sub: null, op: name };
+    chargeOutput(OP_MIN_JSON_BYTES);
     frame.trace.ops.push(op);
     frame.current = op;
     return op;
@@ -290,9 +298,15 @@ function executed(
   const stack = runState.stack;
   const count = Math.min(pushed, stack._len);
   const push = new Array<string>(count);
+  // The `ex` object's least JSON, each pushed item quoted with its comma, and two hex digits per
+  // byte of the memory window the op shows.
+  let bytes = EX_MIN_JSON_BYTES + (mem ? 2 * mem.len : 0);
   for (let i = 0, at = stack._len - count; i < count; i++, at++) {
-    push[i] = `0x${(stack._store[at] ?? 0n).toString(16)}`;
+    const item = `0x${(stack._store[at] ?? 0n).toString(16)}`;
+    push[i] = item;
+    bytes += item.length + 3;
   }
+  chargeOutput(bytes);
   return {
     mem: mem && { off: mem.off, data: readMemory(runState.memory._store, mem.off, mem.len) },
     push,

@@ -34,7 +34,7 @@ const NO_PARITY_TRACES = { trace: false, stateDiff: false, vmTrace: false };
 const ZERO_ADDRESS = new Uint8Array(20);
 const IDLE = { frameStart() {}, frameEnd() {} };
 
-/** Worker handlers for geth's debug_trace* methods. Answers are JSON text. */
+/** Worker handlers for geth's debug_trace* methods. Answers are encoded JSON, transferred. */
 export function debugHandlers(chain: ChainService): Handlers {
   return {
     debugTraceBlock: (job: DebugTraceBlockJob) => traceBlock(chain, job),
@@ -42,7 +42,7 @@ export function debugHandlers(chain: ChainService): Handlers {
   };
 }
 
-async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise<string> {
+async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise<Uint8Array> {
   const block = await chain.block(job.blockHash);
   const coinbase = block?.header.coinbase.bytes ?? ZERO_ADDRESS;
   const tracers: Array<GethTracer | undefined> = [];
@@ -71,7 +71,7 @@ async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise
   if (job.txIndex !== undefined) {
     const tracer = tracers[job.txIndex];
     if (!tracer) throw new Error(`transaction ${job.txIndex} was not replayed`);
-    return JSON.stringify(await tracer.result({ gasUsed: gasUsed[job.txIndex] ?? 0n }));
+    return Buffer.from(JSON.stringify(await tracer.result({ gasUsed: gasUsed[job.txIndex] ?? 0n })));
   }
   const results: unknown[] = [];
   for (const [index, tx] of replayed.txs.entries()) {
@@ -82,10 +82,10 @@ async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise
       result: await tracer.result({ gasUsed: gasUsed[index] ?? 0n }),
     });
   }
-  return JSON.stringify(results);
+  return Buffer.from(JSON.stringify(results));
 }
 
-async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<string> {
+async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<Uint8Array> {
   const header = await chain.header(job.blockHash);
   if (!header) throw new Error('block header missing from the store');
   const session = await CallSession.open(chain, header, {
@@ -118,7 +118,7 @@ async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<s
     } finally {
       tracer.detach();
     }
-    return JSON.stringify(await tracer.result({ gasUsed }));
+    return Buffer.from(JSON.stringify(await tracer.result({ gasUsed })));
   } finally {
     session.close();
   }

@@ -19,8 +19,8 @@ export interface ReplayBlockJob {
   types: TraceTypes;
 }
 
-/** trace_replayBlockTransactions of one block: each transaction's result as JSON text, in order. */
-export type ReplayedBlockJson = string[];
+/** trace_replayBlockTransactions of one block: each transaction's result as encoded JSON, in order. */
+export type ReplayedBlockJson = Uint8Array[];
 
 /** Some of a block's transactions replayed speculatively (exec/replay.ts ReplayPart). */
 export interface ReplayPartJob extends ReplayBlockJob {
@@ -71,14 +71,15 @@ async function replayPart(chain: ChainService, job: ReplayPartJob): Promise<Part
   }
 }
 
-function replayJson(tx: ReplayedTx): string {
-  return JSON.stringify({
+function replayJson(tx: ReplayedTx): Uint8Array {
+  const json = JSON.stringify({
     output: toHex(tx.output),
     stateDiff: tx.stateDiff,
     trace: tx.trace,
     vmTrace: tx.vmTrace,
     transactionHash: toHex(tx.hash),
   });
+  return Buffer.from(json);
 }
 
 async function replayBlockJson(chain: ChainService, job: ReplayBlockJob): Promise<ReplayedBlockJson> {

@@ -1,6 +1,6 @@
 // The module each execution worker runs (see src/exec/pool): it opens the chain store read-only and
-// answers trace requests. Answers leave the worker as JSON text, so nothing large is structured-cloned
-// or re-serialised on the main thread.
+// answers trace requests. Answers leave the worker as JSON already encoded to bytes and are
+// transferred, so nothing large is copied, structured-cloned or encoded on the main thread.
 import { parseChainSpec } from '../../chain/genesis.ts';
 import { readStoredSpec } from '../../ingest/importer.ts';
 import { formatCallTrace } from '../../rpc/format/callTrace.ts';
@@ -78,14 +78,18 @@ async function openSession(
   });
 }
 
-export async function runCallMany(chain: ChainService, gasCap: bigint, job: CallManyJob): Promise<string> {
+export async function runCallMany(
+  chain: ChainService,
+  gasCap: bigint,
+  job: CallManyJob,
+): Promise<Uint8Array> {
   const session = await openSession(chain, gasCap, job);
   try {
     const results: unknown[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
       results.push(formatCallTrace(await session.trace(call, index, types)));
     }
-    return JSON.stringify(job.single ? (results[0] ?? null) : results);
+    return Buffer.from(JSON.stringify(job.single ? (results[0] ?? null) : results));
   } finally {
     session.close();
   }
@@ -103,12 +107,13 @@ export async function runCallManyPart(
   const session = await openSession(chain, gasCap, job);
   try {
     session.recordAccess();
-    const results: string[] = [];
+    const results: Uint8Array[] = [];
     const access: StateAccess[] = [];
     for (const [i, { call, types }] of job.calls.entries()) {
       const mark = session.mark();
       try {
-        results.push(JSON.stringify(formatCallTrace(await session.trace(call, job.indices[i] ?? i, types))));
+        const trace = await session.trace(call, job.indices[i] ?? i, types);
+        results.push(Buffer.from(JSON.stringify(formatCallTrace(trace))));
       } catch (e) {
         // Maybe only because this part lacks another part's effects: the main thread sees the part
         // as unfinished and runs the request serially, which gives the real answer.

@@ -1,5 +1,6 @@
 import type { EVM } from '@ethereumjs/evm';
 import { setLengthLeft } from '@ethereumjs/util';
+import { chargeOutput } from '../../responseLimit.ts';
 import { revertReason } from '../../revertReason.ts';
 import type { FrameEnd, FrameKind, FrameStart, SelfDestruct } from '../hooks.ts';
 import { gethErrorText } from './errors.ts';
@@ -49,6 +50,9 @@ const TYPES: Record<FrameKind, string> = {
 
 const LOG_OPS = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4];
 
+// The least JSON a call frame renders to (type, from, to, gas, gasUsed, input, value).
+const FRAME_MIN_JSON_BYTES = 120;
+
 /**
  * geth's callTracer: the call tree of one transaction, each frame with the gas it was given and
  * used, its input and output, its error (and the decoded revert reason), and with `withLog` the logs
@@ -92,6 +96,9 @@ export class CallTracer implements GethTracer {
   frameStart(start: FrameStart): void {
     this.depth++;
     if (this.config.onlyTopCall && start.depth > 0) return;
+    // Charged to the job's answer-size bound (src/exec/responseLimit.ts), so a loop of calls stops
+    // growing the trace once it passes the bound.
+    chargeOutput(FRAME_MIN_JSON_BYTES + 2 * start.input.length);
     const frame: CallFrame = {
       type: TYPES[start.kind],
       from: hex(start.from),

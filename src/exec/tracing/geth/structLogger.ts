@@ -1,4 +1,5 @@
 import type { EVM, InterpreterStep } from '@ethereumjs/evm';
+import { chargeOutput } from '../../responseLimit.ts';
 import type { FrameEnd, FrameError, FrameKind, FrameStart } from '../hooks.ts';
 import { gethErrorText, gethOpName } from './errors.ts';
 import { EvmPatch, type RunState } from './evmPatch.ts';
@@ -152,6 +153,7 @@ export class StructLogger implements GethTracer {
       }
     }
     if (step.gasRefund > 0n) log.refund = Number(step.gasRefund);
+    chargeOutput(structLogBytes(log));
     this.logs.push(log);
   };
 
@@ -177,6 +179,7 @@ export class StructLogger implements GethTracer {
     const words = Number(runState.memoryWordCount);
     if (this.options.enableMemory && words > 0) log.memory = memoryWords(runState.memory._store, words);
     if (runState.gasRefund > 0n) log.refund = Number(runState.gasRefund);
+    chargeOutput(structLogBytes(log));
     this.logs.push(log);
   }
 
@@ -231,4 +234,13 @@ function memoryWords(memory: Uint8Array, words: number): string[] {
     out[i] = `0x${Buffer.from(chunk).toString('hex').padEnd(64, '0')}`;
   }
   return out;
+}
+
+/**
+ * The least JSON a struct log renders to, charged to the job's answer-size bound as it is recorded
+ * (src/exec/responseLimit.ts): the fixed fields, `"0x0",` per stack item, a quoted 64-digit word per
+ * memory word.
+ */
+function structLogBytes(log: StructLog): number {
+  return 48 + (log.stack?.length ?? 0) * 6 + (log.memory?.length ?? 0) * 67;
 }

@@ -2,7 +2,7 @@ import type { BlockOverrides, StateOverrides } from '../../../exec/callRequest.t
 import type { GethTracerConfig } from '../../../exec/tracing/geth/index.ts';
 import { blockOverrides, stateOverrides } from '../../callObject.ts';
 import { ServerError } from '../../errors.ts';
-import { ParamProblem } from '../../params.ts';
+import { ParamProblem, quoted } from '../../params.ts';
 
 /** A parsed geth TraceConfig: the tracer, and the request's own deadline if it named one. */
 export interface TraceOptions {
@@ -100,7 +100,7 @@ export function duration(value: unknown): number {
   const parts = [...value.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/gy)];
   const consumed = parts.reduce((n, m) => n + m[0].length, 0);
   if (value === '' || parts.length === 0 || consumed !== value.length)
-    throw new ServerError(`time: invalid duration ${JSON.stringify(value)}`);
+    throw new ServerError(`time: invalid duration ${quoted(value)}`);
   return parts.reduce((ms, m) => ms + Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000), 0);
 }
 

@@ -1,6 +1,6 @@
 import { quantityToHex } from '../../../primitives/hex.ts';
 import { MAX_REWARD_PERCENTILES } from '../../../services/fees.ts';
-import { blockSelector, optional, ParamProblem, required } from '../../params.ts';
+import { blockSelector, optional, ParamProblem, quoted, required } from '../../params.ts';
 import { method } from '../define.ts';
 
 /** geth's HexOrDecimal64: a hex or decimal string, or a JSON integer. */
@@ -9,7 +9,7 @@ function blockCount(value: unknown): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) n = BigInt(value);
   if (typeof value === 'string' && /^(0[xX][0-9a-fA-F]{1,16}|[0-9]{1,20})$/.test(value)) n = BigInt(value);
   if (n === undefined || n >= 2n ** 64n) {
-    throw new ParamProblem(`invalid block count ${JSON.stringify(value)}: want a hex or decimal integer`);
+    throw new ParamProblem(`invalid block count ${quoted(value)}: want a hex or decimal integer`);
   }
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
 }
@@ -22,7 +22,7 @@ function rewardPercentiles(value: unknown): number[] {
   }
   value.forEach((p, i) => {
     if (typeof p !== 'number' || p < 0 || p > 100) {
-      throw new ParamProblem(`invalid reward percentile: ${JSON.stringify(p)}`);
+      throw new ParamProblem(`invalid reward percentile: ${quoted(p)}`);
     }
     const previous = value[i - 1] as number | undefined;
     if (previous !== undefined && p <= previous) {

@@ -1,7 +1,7 @@
 import { toHex } from '../../../primitives/hex.ts';
 import { stateBlock } from '../../../services/state.ts';
 import { InvalidParams } from '../../errors.ts';
-import { address, blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
+import { address, blockSelector, LATEST, optional, ParamProblem, quoted, required } from '../../params.ts';
 import { method } from '../define.ts';
 
 export interface StorageKey {
@@ -24,10 +24,9 @@ export function storageKey(value: unknown): StorageKey {
   let digits = value.startsWith('0x') || value.startsWith('0X') ? value.slice(2) : value;
   if (digits.length % 2 === 1) digits = `0${digits}`;
   if (digits.length > 64) {
-    throw new InvalidParams(`storage key too long (want at most 32 bytes): ${JSON.stringify(value)}`);
+    throw new InvalidParams(`storage key too long (want at most 32 bytes): ${quoted(value)}`);
   }
-  if (!HEX_DIGITS.test(digits))
-    throw new InvalidParams(`invalid hex in storage key: ${JSON.stringify(value)}`);
+  if (!HEX_DIGITS.test(digits)) throw new InvalidParams(`invalid hex in storage key: ${quoted(value)}`);
   const slot = new Uint8Array(32);
   slot.set(Buffer.from(digits, 'hex'), 32 - digits.length / 2);
   return { slot, inputLength: digits.length / 2 };

@@ -1,5 +1,5 @@
 import type { TraceFilter } from '../../../services/replay.ts';
-import { address, blockSelector, ParamProblem, required, smallQuantity } from '../../params.ts';
+import { address, blockSelector, ParamProblem, quoted, required, smallQuantity } from '../../params.ts';
 import { method } from '../define.ts';
 
 /** A count or offset: a JSON integer (OpenEthereum, Erigon, Reth) or a hex quantity. */
@@ -42,7 +42,7 @@ function block(name: string, value: unknown) {
 function mode(value: unknown): 'union' | 'intersection' {
   if (value === undefined || value === null || value === 'union') return 'union';
   if (value === 'intersection') return 'intersection';
-  throw new ParamProblem(`mode: expected "union" or "intersection", got ${JSON.stringify(value)}`);
+  throw new ParamProblem(`mode: expected "union" or "intersection", got ${quoted(value)}`);
 }
 
 function traceFilter(value: unknown): TraceFilter {
