@@ -438,6 +438,19 @@ describe('debug_trace* (geth tracers)', () => {
       assert.ok(failed?.calls?.[0]?.from !== ZERO_ADDRESS);
       assert.deepEqual(ours, theirs);
     });
+
+    it('lists what constructors changed in prestateTracer diffMode as anvil does', async () => {
+      // Non-diff mode differs on purpose: geth (and we) leave out contracts the transaction created,
+      // revm-inspectors lists them as empty accounts.
+      const params = [
+        { from: CREATOR, gas: '0x200000', input: FACTORY_INITCODE },
+        'latest',
+        { tracer: 'prestateTracer', tracerConfig: { diffMode: true }, stateOverrides: overrides },
+      ];
+      const ours = await server.rpc<{ pre: Prestate; post: Prestate }>('debug_traceCall', params);
+      assert.equal(Object.keys(ours.post).length, 5, 'sender, counter and three contracts made');
+      assert.deepEqual(ours, await anvil.rpc('debug_traceCall', params));
+    });
   });
 
   describe('prestateTracer', () => {
