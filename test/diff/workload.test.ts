@@ -120,7 +120,7 @@ const EXPECTED: Record<string, { has?: string[]; errors?: string[]; depth?: numb
   'constructor/subcall-reverts-constructor-survives': { has: ['create'], errors: ['Reverted'], depth: 3 },
   'constructor/inner-constructor-reverts': { has: ['create'], errors: ['Reverted'], depth: 3 },
   'constructor/selfdestructs-after-call': { has: ['create', 'suicide'], depth: 3 },
-  'constructor/out-of-gas-after-call': { has: ['create'], errors: ['Out of gas', 'Reverted'], depth: 3 },
+  'constructor/halts-after-call': { has: ['create'], errors: ['Bad instruction', 'Reverted'], depth: 3 },
   '7702/delegate-and-call': { has: ['call'] },
   '7702/contract-calls-delegated': { has: ['call', 'delegatecall', 'staticcall'] },
   '7702/delegated-eoa-reverts': { errors: ['Reverted'] },

@@ -1038,11 +1038,11 @@ async function constructors(tx: Tx, c: Contracts): Promise<Planned[]> {
         ),
       ),
     ),
-    await tx('constructor/out-of-gas-after-call', 'success', {
+    await tx('constructor/halts-after-call', 'success', {
       ...call(
         a7,
         program(
-          act.create(constructing(probe, program(act.call(probe2, act.log([])), act.burnGas()))),
+          act.create(constructing(probe, program(act.call(probe2, act.log([])), act.invalid()))),
           act.log([]),
         ),
       ),
