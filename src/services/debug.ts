@@ -33,6 +33,10 @@ export class DebugService {
 
   async traceBlock(selector: BlockSelector, options: TraceOptions): Promise<RawJson> {
     const ref = await this.tracedBlock(selector);
+    // Genesis has no transactions, so its trace is empty (Reth and anvil; geth refuses it because it
+    // has no parent state, and indexers such as ponder then retry block 0 forever). trace_block and
+    // trace_replayBlockTransactions answer `[]` for it too.
+    if (ref.number === 0n) return new RawJson('[]');
     const job: DebugTraceBlockJob = { blockHash: ref.hash, config: options.tracer };
     return this.run('debugTraceBlock', job, options);
   }
@@ -55,7 +59,7 @@ export class DebugService {
     return this.run('debugTraceCall', job, options);
   }
 
-  /** geth's wording: a block is traced on its parent's state, which genesis has none of. */
+  /** geth's wording for a block that is not there. */
   private async tracedBlock(selector: BlockSelector): Promise<BlockRef> {
     const ref = await this.chain.resolve(selector);
     if (!ref) {
@@ -67,7 +71,6 @@ export class DebugService {
             : 'block not found',
       );
     }
-    if (ref.number === 0n) throw new ServerError('genesis is not traceable');
     return ref;
   }
 

@@ -239,8 +239,8 @@ describe('differential: trace replay methods against anvil', () => {
 
   it('trace_filter: the same entries for the whole chain and for addresses', async () => {
     const last = workload.blocks[workload.blocks.length - 1]?.number ?? 0n;
-    const { probe, probe2 } = workload.contracts;
-    assert.ok(probe && probe2);
+    const { probe, probe2, constructorFactory } = workload.contracts;
+    assert.ok(probe && probe2 && constructorFactory);
     const sender = (
       await anvil.rpc<{ from: string }>('eth_getTransactionByHash', [workload.blocks[0]?.txs[0]?.hash])
     ).from;
@@ -257,6 +257,8 @@ describe('differential: trace replay methods against anvil', () => {
         mode: 'intersection',
       },
       { fromBlock: '0x1', toBlock: hex(last), toAddress: [probe2], after: 3, count: 4 },
+      // Everything the factory's constructor did (and later calls from it) names it as sender.
+      { fromBlock: '0x1', toBlock: hex(last), fromAddress: [constructorFactory] },
     ];
     const mismatches: string[] = [];
     for (const filter of filters) {

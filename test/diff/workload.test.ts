@@ -110,6 +110,17 @@ const EXPECTED: Record<string, { has?: string[]; errors?: string[]; depth?: numb
   'selfdestruct/old-contract-to-self': { has: ['suicide'] },
   'selfdestruct/old-contract-to-self-in-subcall': { has: ['suicide'] },
   'selfdestruct/old-contract-in-subcall': { has: ['suicide'] },
+  'constructor/tx-calls-creates-logs': {
+    has: ['call', 'delegatecall', 'staticcall', 'create', 'create2'],
+    depth: 4,
+  },
+  'constructor/tx-reverts-after-calls': { has: ['delegatecall', 'create'], errors: ['Reverted'], depth: 3 },
+  'constructor/factory-product-creates': { has: ['create', 'delegatecall', 'call'], depth: 6 },
+  'constructor/create2-calls-and-logs': { has: ['create2', 'delegatecall', 'call'], depth: 3 },
+  'constructor/subcall-reverts-constructor-survives': { has: ['create'], errors: ['Reverted'], depth: 3 },
+  'constructor/inner-constructor-reverts': { has: ['create'], errors: ['Reverted'], depth: 3 },
+  'constructor/selfdestructs-after-call': { has: ['create', 'suicide'], depth: 3 },
+  'constructor/halts-after-call': { has: ['create'], errors: ['Bad instruction', 'Reverted'], depth: 3 },
   '7702/delegate-and-call': { has: ['call'] },
   '7702/contract-calls-delegated': { has: ['call', 'delegatecall', 'staticcall'] },
   '7702/delegated-eoa-reverts': { errors: ['Reverted'] },
@@ -281,6 +292,32 @@ for (const hardfork of ['osaka', 'prague'] as const satisfies readonly AnvilHard
       const t = tx('oog/subcall-gas-loop-63-64');
       assert.equal(t.trace[1]?.error, 'Out of gas');
       assert.equal(t.logs.length, 2);
+    });
+
+    it('opens frames inside constructors at every depth, each sent by the contract being made', () => {
+      const key = (a: number[]) => a.join('.');
+      let direct = 0;
+      let inside = 0;
+      let deepest = 0;
+      for (const t of all().filter((t) => t.label.startsWith('constructor/'))) {
+        const byAddress = new Map(t.trace.map((e) => [key(e.traceAddress), e]));
+        for (const e of t.trace) {
+          const ancestors = e.traceAddress.map((_, i) => byAddress.get(key(e.traceAddress.slice(0, i))));
+          const creates = ancestors.filter((a) => a?.type === 'create').length;
+          if (creates > 0) inside++;
+          deepest = Math.max(deepest, creates);
+          const parent = ancestors.at(-1);
+          if (parent?.type !== 'create') continue;
+          direct++;
+          const creating = (parent.result as { address?: Address } | null | undefined)?.address;
+          // A failed creation has no address in its result; anvil still names it as the sender.
+          if (creating !== undefined) assert.equal(e.action.from, creating, `${t.label} ${e.traceAddress}`);
+          assert.notEqual(e.action.from ?? e.action.address, `0x${'00'.repeat(20)}`, t.label);
+        }
+      }
+      assert.ok(direct >= 12, `${direct} frames opened by constructors' own code`);
+      assert.ok(inside >= 30, `${inside} frames below a constructor`);
+      assert.ok(deepest >= 3, `constructors nested ${deepest} deep`);
     });
 
     it('records where its contracts are', async () => {

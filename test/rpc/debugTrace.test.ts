@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { type Anvil, startAnvil } from '../support/anvil.ts';
 import { asm } from '../support/asm.ts';
 import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
@@ -10,6 +11,7 @@ const REVERTER = '0x00000000000000000000000000000000c0ffee02';
 const CALLER = '0x00000000000000000000000000000000c0ffee03';
 const CLEARER = '0x00000000000000000000000000000000c0ffee04';
 const RUNS_OFF = '0x00000000000000000000000000000000c0ffee05';
+const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
 const WORD = (n: number | bigint) => `0x${n.toString(16).padStart(64, '0')}`;
 
 // slot0 += 1; return slot0
@@ -92,6 +94,45 @@ interface Receipt {
   from: string;
   transactionHash: string;
 }
+
+// LOG0 … LOG4 with distinct topics, over stack items the logs must not pick up.
+const LOGGER = '0x00000000000000000000000000000000c0ffee06';
+const LOGGER_CODE = asm(`
+  PUSH1 0x91 PUSH1 0x92 PUSH1 0x93 PUSH1 0x94 PUSH1 0x95 PUSH1 0x96
+  PUSH1 0xaa PUSH0 MSTORE
+  PUSH1 1 PUSH0 LOG0
+  PUSH1 0x11 PUSH1 2 PUSH0 LOG1
+  PUSH1 0x22 PUSH1 0x21 PUSH1 3 PUSH0 LOG2
+  PUSH1 0x33 PUSH1 0x32 PUSH1 0x31 PUSH1 4 PUSH0 LOG3
+  PUSH1 0x44 PUSH1 0x43 PUSH1 0x42 PUSH1 0x41 PUSH1 32 PUSH0 LOG4
+  STOP
+`);
+// A sender both chains know alike (by override), so the contracts its creations make have one address.
+const CREATOR = '0x00000000000000000000000000000000000abc01';
+/** Initcode that CALLs the counter, logs `tag`, then deploys one byte or (with `fail`) reverts. */
+const constructorCode = (tag: number, fail: boolean) => `
+  PUSH0 PUSH0 PUSH0 PUSH0 PUSH0 PUSH20 ${COUNTER} GAS CALL POP
+  PUSH1 ${tag} PUSH1 0x10 PUSH0 LOG1
+  PUSH1 1 PUSH0 ${fail ? 'REVERT' : 'RETURN'}`;
+/** Initcode as `constructorCode`, which in between CREATEs each of `children` (initcodes) in turn. */
+const factoryCode = (tag: number, children: string[]) => {
+  const creates = children.map((child, i) => {
+    const length = (child.length - 2) / 2;
+    return `PUSH ${length} @child${i} PUSH0 CODECOPY PUSH ${length} PUSH0 PUSH0 CREATE POP`;
+  });
+  return asm(`
+    ${constructorCode(tag, false).replace('PUSH1 1 PUSH0 RETURN', '')}
+    ${creates.join('\n')}
+    PUSH1 1 PUSH0 RETURN
+    ${children.map((child, i) => `child${i}: .data ${child}`).join('\n')}
+  `);
+};
+// A factory whose constructor calls, logs and creates: a product that itself creates a contract whose
+// constructor calls, and a product whose constructor calls and then reverts.
+const FACTORY_INITCODE = factoryCode(0x55, [
+  factoryCode(0x66, [asm(constructorCode(0x77, false))]),
+  asm(constructorCode(0x88, true)),
+]);
 
 // Code put in place by each case of the error test.
 const FAULTY = '0x00000000000000000000000000000000000fa017';
@@ -331,6 +372,87 @@ describe('debug_trace* (geth tracers)', () => {
     });
   });
 
+  describe('callTracer against anvil', () => {
+    let anvil: Anvil;
+    before(async () => {
+      anvil = await startAnvil();
+    });
+    after(async () => {
+      await anvil?.stop();
+    });
+    const overrides = {
+      [COUNTER]: { code: COUNTER_CODE },
+      [LOGGER]: { code: LOGGER_CODE },
+      [CREATOR]: { balance: '0xde0b6b3a7640000', nonce: '0x5' },
+    };
+    const withoutIndex = <T extends object>(log: T): T => {
+      const { index: _, ...rest } = log as T & { index?: string };
+      return rest as T;
+    };
+    /** Both servers' callTracer answers, anvil's brought to geth's shape where it deliberately differs. */
+    const bothTrace = async (call: Record<string, unknown>) => {
+      const params = [
+        { from: CREATOR, gas: '0x200000', ...call },
+        'latest',
+        { tracer: 'callTracer', tracerConfig: { withLog: true }, stateOverrides: overrides },
+      ];
+      const ours = await server.rpc<CallFrame>('debug_traceCall', params);
+      const theirs = await anvil.rpc<CallFrame>('debug_traceCall', params);
+      // anvil gives the top frame the gas left after intrinsic gas; geth (and we) the call's gas.
+      // It also numbers logs (`index`, alloy's addition); geth's callLog has address, topics, data
+      // and position only.
+      const normalise = (frame: CallFrame, top: boolean): CallFrame =>
+        ({
+          ...frame,
+          ...(top ? { gas: ours.gas } : {}),
+          ...(frame.logs ? { logs: frame.logs.map(withoutIndex) } : {}),
+          ...(frame.calls ? { calls: frame.calls.map((c) => normalise(c, false)) } : {}),
+        }) as CallFrame;
+      return { ours, theirs: normalise(theirs, true) };
+    };
+
+    it('reports each LOGn with its n topics (withLog)', async () => {
+      const { ours, theirs } = await bothTrace({ to: LOGGER });
+      assert.deepEqual(
+        ours.logs?.map((l) => l.topics.length),
+        [0, 1, 2, 3, 4],
+      );
+      assert.deepEqual(ours.logs?.[4]?.topics, [WORD(0x41), WORD(0x42), WORD(0x43), WORD(0x44)]);
+      assert.deepEqual(ours, theirs);
+    });
+
+    it('names the contract under construction as the sender of what its constructor does', async () => {
+      const { ours, theirs } = await bothTrace({ input: FACTORY_INITCODE });
+      const factory = ours.to;
+      const [counterCall, product, failed] = ours.calls ?? [];
+      assert.equal(ours.type, 'CREATE');
+      assert.equal(counterCall?.from, factory);
+      assert.equal(product?.type, 'CREATE');
+      assert.equal(product?.from, factory);
+      assert.equal(product?.calls?.[0]?.from, product?.to);
+      const grandchild = product?.calls?.[1];
+      assert.equal(grandchild?.from, product?.to);
+      assert.equal(grandchild?.calls?.[0]?.from, grandchild?.to);
+      assert.equal(failed?.error, 'execution reverted');
+      assert.equal(failed?.from, factory);
+      assert.ok(failed?.calls?.[0]?.from !== ZERO_ADDRESS);
+      assert.deepEqual(ours, theirs);
+    });
+
+    it('lists what constructors changed in prestateTracer diffMode as anvil does', async () => {
+      // Non-diff mode differs on purpose: geth (and we) leave out contracts the transaction created,
+      // revm-inspectors lists them as empty accounts.
+      const params = [
+        { from: CREATOR, gas: '0x200000', input: FACTORY_INITCODE },
+        'latest',
+        { tracer: 'prestateTracer', tracerConfig: { diffMode: true }, stateOverrides: overrides },
+      ];
+      const ours = await server.rpc<{ pre: Prestate; post: Prestate }>('debug_traceCall', params);
+      assert.equal(Object.keys(ours.post).length, 5, 'sender, counter and three contracts made');
+      assert.deepEqual(ours, await anvil.rpc('debug_traceCall', params));
+    });
+  });
+
   describe('prestateTracer', () => {
     it('lists the touched accounts as they were, with the slots read or written', async () => {
       const r = await traceCall<Prestate>({ to: CALLER }, { tracer: 'prestateTracer' });
@@ -402,20 +524,34 @@ describe('debug_trace* (geth tracers)', () => {
       assert.deepEqual(await server.rpc('debug_traceBlockByHash', [hash, { tracer: 'callTracer' }]), block);
     });
 
-    it('answers geth errors: unknown tracer, block, transaction, genesis, bad timeout', async () => {
+    it('answers geth errors: unknown tracer, block, transaction, bad timeout', async () => {
       const tracer = await errorOf(traceCall({ to: COUNTER }, { tracer: 'fourByteTracerX' }));
       assert.equal(tracer.code, -32000);
       assert.equal(tracer.message, 'tracer not found');
       const block = await errorOf(server.rpc('debug_traceBlockByNumber', ['0x3e8']));
       assert.equal(block.message, 'block #1000 not found');
-      const genesis = await errorOf(server.rpc('debug_traceBlockByNumber', ['earliest']));
-      assert.equal(genesis.message, 'genesis is not traceable');
       const tx = await errorOf(server.rpc('debug_traceTransaction', [WORD(1)]));
       assert.equal(tx.message, 'transaction not found');
       const timeout = await errorOf(server.rpc('debug_traceBlockByNumber', ['0x1', { timeout: 'soon' }]));
       assert.equal(timeout.code, -32000);
       const flag = await errorOf(server.rpc('debug_traceBlockByNumber', ['0x1', { disableStack: 'yes' }]));
       assert.equal(flag.code, -32602);
+    });
+
+    it('traces genesis as the empty block it is, as trace_block does (Reth, anvil)', async () => {
+      const genesis = await server.rpc<{ hash: string; transactions: unknown[] }>('eth_getBlockByNumber', [
+        '0x0',
+        false,
+      ]);
+      assert.deepEqual(genesis.transactions, []);
+      for (const config of [{}, { tracer: 'callTracer' }, { tracer: 'prestateTracer' }]) {
+        for (const block of ['0x0', 'earliest']) {
+          assert.deepEqual(await server.rpc('debug_traceBlockByNumber', [block, config]), []);
+        }
+        assert.deepEqual(await server.rpc('debug_traceBlockByHash', [genesis.hash, config]), []);
+      }
+      assert.deepEqual(await server.rpc('trace_block', ['0x0']), []);
+      assert.deepEqual(await server.rpc('trace_replayBlockTransactions', ['0x0', ['trace', 'vmTrace']]), []);
     });
 
     it('accepts a timeout and caps it at the server deadline', async () => {

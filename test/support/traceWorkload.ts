@@ -14,6 +14,7 @@ import {
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { type Anvil, mineBlock, type TxOutcome } from './anvil.ts';
+import { asm } from './asm.ts';
 import { devAccount } from './devAccounts.ts';
 import { isActive } from './genesis.ts';
 import {
@@ -68,7 +69,8 @@ export interface TraceWorkload {
   /**
    * probe, probe2 (two probes, so nested calls alternate between accounts), victim (a probe made
    * by a creation with value, later self-destructed as an old contract), create2Probe (a probe
-   * made by CREATE2 from probe), delegatedEoa (from Prague on: an EOA delegated to probe).
+   * made by CREATE2 from probe), constructorFactory (made by a transaction whose constructor calls,
+   * logs and creates), delegatedEoa (from Prague on: an EOA delegated to probe).
    */
   contracts: Record<string, Address>;
 }
@@ -175,6 +177,10 @@ export async function buildTraceWorkload(anvil: Anvil): Promise<TraceWorkload> {
   await mine(await failures(tx, c));
   await mine(await staticViolations(tx, c));
   await mine(await selfdestructs(tx, c));
+  const built = await mine(await constructors(tx, c));
+  const factory = built.receipts[0]?.contractAddress;
+  if (!factory) throw new Error('trace workload: the constructor factory made no contract');
+  contracts.constructorFactory = getAddress(factory);
   if (isActive(anvil.hardfork, 'prague')) {
     const eoa = devAccount(8);
     contracts.delegatedEoa = eoa.address;
@@ -852,6 +858,196 @@ async function selfdestructs(tx: Tx, c: Contracts): Promise<Planned[]> {
         ),
       ),
     ),
+  ];
+}
+
+/**
+ * A contract that forwards every call to probe by DELEGATECALL, so it acts as a probe of its own
+ * (its storage, its address as sender) at a fraction of the probe's deployment cost.
+ */
+function probeProxy(probe: Address): Hex {
+  return asm(`
+    CALLDATASIZE PUSH0 PUSH0 CALLDATACOPY
+    PUSH0 PUSH0 CALLDATASIZE PUSH0 PUSH20 ${probe} GAS DELEGATECALL
+    RETURNDATASIZE PUSH0 PUSH0 RETURNDATACOPY
+    @ok JUMPI RETURNDATASIZE PUSH0 REVERT
+    ok: JUMPDEST RETURNDATASIZE PUSH0 RETURN
+  `);
+}
+
+/**
+ * Initcode whose constructor runs a probe program as the contract under construction: it first
+ * CALLs `firstCall` (if given) straight from the constructor's own code, then DELEGATECALLs probe
+ * with `steps`, so the program's calls, creations, logs, reverts and SELFDESTRUCT are the new
+ * contract's. A failed program reverts the creation with its revert data; otherwise the contract
+ * deployed is a probe proxy, so it can be called later to make contracts of its own.
+ */
+function constructing(probe: Address, steps: Hex, firstCall?: { to: Address; value: bigint }): Hex {
+  const runtime = probeProxy(probe);
+  const stepsLength = size(steps);
+  const direct = firstCall
+    ? `PUSH0 PUSH0 PUSH0 PUSH0 PUSH ${firstCall.value} PUSH20 ${firstCall.to} GAS CALL POP`
+    : '';
+  return asm(`
+    ${direct}
+    PUSH ${stepsLength} @steps PUSH0 CODECOPY
+    PUSH0 PUSH0 PUSH ${stepsLength} PUSH0 PUSH20 ${probe} GAS DELEGATECALL
+    @ok JUMPI
+    RETURNDATASIZE PUSH0 PUSH0 RETURNDATACOPY RETURNDATASIZE PUSH0 REVERT
+    ok: JUMPDEST
+    PUSH ${size(runtime)} DUP1 @runtime PUSH0 CODECOPY PUSH0 RETURN
+    runtime: .data ${runtime}
+    steps: .data ${steps}
+  `);
+}
+
+/**
+ * Frames opened while a contract is being created, at every depth: constructors (of transactions
+ * and of CREATE/CREATE2) that call, create, log, revert and self-destruct, and factories whose
+ * products create more contracts. Every such frame's sender is the contract under construction.
+ */
+async function constructors(tx: Tx, c: Contracts): Promise<Planned[]> {
+  const [a0, a1, a2, a3, a4, a5, a6, a7] = accounts() as Eight;
+  const { probe, probe2 } = c;
+  const create = (from: PrivateKeyAccount, data: Hex, value = 0n): TxSpec => ({
+    type: 'eip1559',
+    from,
+    data,
+    value,
+    gas: 2_000_000n,
+  });
+  const call = (from: PrivateKeyAccount, data: Hex): TxSpec => ({
+    type: 'eip1559',
+    from,
+    to: probe,
+    data,
+    gas: 2_000_000n,
+  });
+  // A product whose constructor calls probe2 and logs, and which can later make contracts itself.
+  const product = (tag: string): Hex =>
+    constructing(probe, program(act.call(probe2, act.log([topic(tag)])), act.log([topic(tag)])));
+  return [
+    // The first transaction's contract is the workload's constructorFactory.
+    await tx(
+      'constructor/tx-calls-creates-logs',
+      'success',
+      create(
+        a0,
+        constructing(
+          probe,
+          program(
+            act.log([topic('factory')]),
+            act.call(probe2, act.sstore(40, 1), { value: 3n }),
+            act.staticcall(probe2, act.ret('0x07')),
+            act.create(product('product')),
+            act.call(LAST_CREATED, act.create(product('grandproduct'))),
+            act.create2(PROBE_INITCODE, 9n),
+          ),
+          { to: probe2, value: 2n },
+        ),
+        10n,
+      ),
+    ),
+    await tx(
+      'constructor/tx-reverts-after-calls',
+      'reverted',
+      create(
+        a1,
+        constructing(
+          probe,
+          program(act.call(probe2, act.log([])), act.create(product('lost')), act.revert('0x0bad')),
+          { to: probe2, value: 0n },
+        ),
+      ),
+    ),
+    await tx(
+      'constructor/factory-product-creates',
+      'success',
+      call(
+        a2,
+        program(
+          act.create(
+            constructing(
+              probe,
+              program(
+                act.create(constructing(probe, program(act.create(product('nested')), act.log([])))),
+                act.call(LAST_CREATED, act.create(product('deeper'))),
+              ),
+            ),
+          ),
+          act.call(LAST_CREATED, program(act.create(product('later')), act.log([]))),
+        ),
+      ),
+    ),
+    await tx(
+      'constructor/create2-calls-and-logs',
+      'success',
+      call(
+        a3,
+        act.create2(
+          constructing(probe, program(act.log([topic('c2'), topic('ctor')]), act.call(probe2, act.log([])))),
+          11n,
+          5n,
+        ),
+      ),
+    ),
+    await tx(
+      'constructor/subcall-reverts-constructor-survives',
+      'success',
+      call(
+        a4,
+        act.create(
+          constructing(
+            probe,
+            program(act.call(probe2, act.revert('0x01')), act.logReturnData(), act.log([])),
+          ),
+        ),
+      ),
+    ),
+    await tx(
+      'constructor/inner-constructor-reverts',
+      'success',
+      call(
+        a5,
+        program(
+          act.create(
+            constructing(probe, program(act.call(probe2, act.sstore(41, 1)), act.revert('0xdead'))),
+            7n,
+          ),
+          act.logReturnData(),
+        ),
+      ),
+    ),
+    await tx(
+      'constructor/selfdestructs-after-call',
+      'success',
+      call(
+        a6,
+        program(
+          act.create(
+            constructing(
+              probe,
+              program(
+                act.call(probe2, act.log([]), { value: 1n }),
+                act.selfdestruct(freshAddress('trace/ctor-beneficiary')),
+              ),
+            ),
+            1_000n,
+          ),
+          act.call(LAST_CREATED, act.log([])),
+        ),
+      ),
+    ),
+    await tx('constructor/halts-after-call', 'success', {
+      ...call(
+        a7,
+        program(
+          act.create(constructing(probe, program(act.call(probe2, act.log([])), act.invalid()))),
+          act.log([]),
+        ),
+      ),
+      gas: 400_000n,
+    }),
   ];
 }
 

@@ -116,8 +116,13 @@ const CALL_STIPEND = 2300n;
 export class TraceHooks {
   private tracer: ExecutionTracer | null = null;
   private pendingKind: FrameKind | null = null;
-  /** Context address (storage owner) of each open frame; the parent's is a child's `from`. */
-  private readonly frames: Uint8Array[] = [];
+  /**
+   * Each open frame's message (the transaction's sender below them): the parent's context address
+   * (storage owner) is a child's `from`. Messages are kept rather than their `to`, because a
+   * creation's address is only set on its message after `beforeMessage` (ethereumjs's
+   * `_executeCreate`), and frames its constructor opens must name it.
+   */
+  private readonly frames: Array<Message | Uint8Array> = [];
   private readonly precompiles: ReadonlySet<string>;
 
   constructor(evm: EVM) {
@@ -225,8 +230,9 @@ export class TraceHooks {
     this.pendingKind = null;
     // The codeAddress getter throws for creations, which have neither a code address nor a `to`.
     const codeAddress = isCreate ? undefined : message.codeAddress;
-    const from = this.frames[this.frames.length - 1] ?? message.caller.bytes;
-    this.frames.push(message.to?.bytes ?? new Uint8Array(20));
+    const parent = this.frames[this.frames.length - 1];
+    const from = parent === undefined ? message.caller.bytes : contextAddress(parent);
+    this.frames.push(message);
     tracer.frameStart({
       kind,
       depth: message.depth,
@@ -256,6 +262,13 @@ export class TraceHooks {
       ...(opFailed && state ? { failedOp: { opcode: state.opCode, stackLength: state.stack.length } } : {}),
     });
   }
+}
+
+function contextAddress(frame: Message | Uint8Array): Uint8Array {
+  if (frame instanceof Uint8Array) return frame;
+  // Set for every message that runs code (a creation gets its address before its initcode runs), so
+  // only a frame with no code, which opens no child, could lack it.
+  return frame.to?.bytes ?? new Uint8Array(20);
 }
 
 // ethereumjs's EVMError texts → one name per failure kind, which each output format maps to its strings.

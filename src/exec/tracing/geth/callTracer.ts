@@ -48,6 +48,7 @@ const TYPES: Record<FrameKind, string> = {
   create2: 'CREATE2',
 };
 
+/** LOG0 … LOG4, indexed by their topic count. */
 const LOG_OPS = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4];
 
 // The least JSON a call frame renders to (type, from, to, gas, gasUsed, input, value).
@@ -73,19 +74,23 @@ export class CallTracer implements GethTracer {
 
   attach(evm: EVM): void {
     if (!this.config.withLog) return;
-    this.patch = new EvmPatch(evm);
-    this.patch.afterOp(LOG_OPS, 6, (runState, args) => {
-      const open = this.stack[this.stack.length - 1];
-      if (!open || (this.config.onlyTopCall && this.depth > 1)) return;
-      const [offset = 0n, size = 0n, ...topics] = args;
-      const count = Math.max(0, args.length - 2);
-      open.logs.push({
-        address: hex(runState.interpreter.getAddress().bytes),
-        topics: topics.slice(0, count).map((t) => word(t)),
-        data: size === 0n ? '0x' : hex(runState.memory.read(Number(offset), Number(size))),
-        position: quantity(open.calls.length),
+    const patch = new EvmPatch(evm);
+    this.patch = patch;
+    // LOGn takes offset, size and n topics: each op is wrapped with its own count, since the stack
+    // below its arguments belongs to the contract, not to the log.
+    for (const [topicCount, op] of LOG_OPS.entries()) {
+      patch.afterOp([op], 2 + topicCount, (runState, args) => {
+        const open = this.stack[this.stack.length - 1];
+        if (!open || (this.config.onlyTopCall && this.depth > 1)) return;
+        const [offset = 0n, size = 0n, ...topics] = args;
+        open.logs.push({
+          address: hex(runState.interpreter.getAddress().bytes),
+          topics: topics.map((t) => word(t)),
+          data: size === 0n ? '0x' : hex(runState.memory.read(Number(offset), Number(size))),
+          position: quantity(open.calls.length),
+        });
       });
-    });
+    }
   }
 
   detach(): void {
