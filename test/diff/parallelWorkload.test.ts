@@ -9,16 +9,25 @@ import { type RunningServer, startServer } from '../support/server.ts';
 // server that speculates on every request of two calls or more must answer exactly as the suite's
 // own server, which then runs them serially (its requests are below the default thresholds).
 
+// The whole workload as one traced request (vmTrace of every transaction, tens of MB) is far past
+// the default answer bound and deadline; an operator serving such requests raises both
+// (--max-response-mb, --exec-timeout), and so do both servers here.
+const HEAVY_REQUESTS: Partial<typeof DEFAULT_CONFIG> = {
+  maxResponseBytes: 512 * 1024 * 1024,
+  execution: { ...DEFAULT_CONFIG.execution, deadlineMs: 60_000 },
+};
+
 describe('parallel speculation over the whole trace workload', () => {
   let servers: TraceWorkloadServers;
   let parallel: RunningServer;
   before(async () => {
-    servers = await serveTraceWorkload();
+    servers = await serveTraceWorkload(HEAVY_REQUESTS);
     parallel = await startServer(servers.datadir, {
       config: {
+        ...HEAVY_REQUESTS,
         traceLimits: { ...DEFAULT_CONFIG.traceLimits, parallelMinCalls: 2 },
         replayLimits: { ...DEFAULT_CONFIG.replayLimits, parallelMinTxs: 2 },
-        execution: { ...DEFAULT_CONFIG.execution, workers: 4 },
+        execution: { ...DEFAULT_CONFIG.execution, deadlineMs: 60_000, workers: 4 },
       },
     });
     await parallel.app.warm();

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { DEFAULT_CONFIG } from '../../src/app.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
@@ -62,7 +63,9 @@ export interface TraceWorkloadServers {
 }
 
 /** anvil with the trace workload mined, and our server over the same chain: the diff suites' setup. */
-export async function serveTraceWorkload(): Promise<TraceWorkloadServers> {
+export async function serveTraceWorkload(
+  config: Partial<typeof DEFAULT_CONFIG> = {},
+): Promise<TraceWorkloadServers> {
   const work = tempDir('ethtrace-diff-');
   const anvil = await startAnvil();
   try {
@@ -80,7 +83,7 @@ export async function serveTraceWorkload(): Promise<TraceWorkloadServers> {
     } finally {
       await store.close();
     }
-    const server = await startServer(datadir);
+    const server = await startServer(datadir, { config });
     return {
       anvil,
       workload,
