@@ -32,10 +32,14 @@ function devPrivateKey(index: number): Hex {
 
 function cast(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(CAST, args, { maxBuffer: 64 * 1024 * 1024, timeout: CAST_HANG_GUARD_MS }, (error, stdout, stderr) =>
-      error
-        ? reject(new Error(`cast ${args.join(' ')}: ${stderr || error.message}`))
-        : resolve(stdout.trim()),
+    execFile(
+      CAST,
+      args,
+      { maxBuffer: 64 * 1024 * 1024, timeout: CAST_HANG_GUARD_MS },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`cast ${args.join(' ')}: ${stderr || error.message}`))
+          : resolve(stdout.trim()),
     );
   });
 }
