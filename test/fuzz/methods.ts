@@ -43,12 +43,12 @@ const RANGE_CODES = [-32602];
 // (mining many blocks or moving time by years would be a load test, not a parameter test).
 const MAX_MINED = 3;
 const MAX_TIME_STEP = 86_400;
-// 2033: after the dev chain's clock, and far below the 2^40 and 2^64 that must be refused.
+// 2033: after the dev chain's clock. A block timestamp is a uint64, so 2^64 must be refused; 2^40
+// (year 36,812) is a valid timestamp past every scheduled fork of the dev chain, which has none ahead.
 const MAX_TIMESTAMP = 2_000_000_000;
-const TIME_PAST_FORKS: Array<[string, unknown]> = [
-  ['2^64 seconds', `0x${(2n ** 64n).toString(16)}`],
-  ['2^40 seconds (past every fork timestamp)', 2 ** 40],
-];
+const TIME_PAST_U64: Array<[string, unknown]> = [['2^64 seconds', `0x${(2n ** 64n).toString(16)}`]];
+// anvil takes a nonce as a hex string or a JSON integer; a nonce is a uint64 (EIP-2681).
+const NONCE = k.devNumber(1000, [['nonce of 2^64', `0x${(2n ** 64n).toString(16)}`]]);
 
 const subscribeLogs = (ctx: k.FuzzContext) => k.logFilter.valid(ctx).map((f): unknown[] => ['logs', f]);
 
@@ -174,15 +174,15 @@ export const METHOD_SPECS: Record<string, MethodSpec> = {
   anvil_snapshot: none,
   evm_revert: { params: [req(k.devNumber(50))] },
   anvil_revert: { params: [req(k.devNumber(50))] },
-  evm_increaseTime: { params: [req(k.devNumber(MAX_TIME_STEP, TIME_PAST_FORKS))] },
-  anvil_increaseTime: { params: [req(k.devNumber(MAX_TIME_STEP, TIME_PAST_FORKS))] },
-  // A timestamp in the past is an execution error; one past the fork schedule must be refused.
-  evm_setNextBlockTimestamp: { params: [req(k.devNumber(MAX_TIMESTAMP, TIME_PAST_FORKS))] },
-  anvil_setNextBlockTimestamp: { params: [req(k.devNumber(MAX_TIMESTAMP, TIME_PAST_FORKS))] },
+  evm_increaseTime: { params: [req(k.devNumber(MAX_TIME_STEP, TIME_PAST_U64))] },
+  anvil_increaseTime: { params: [req(k.devNumber(MAX_TIME_STEP, TIME_PAST_U64))] },
+  // A timestamp in the past is an execution error; one past a uint64 must be refused.
+  evm_setNextBlockTimestamp: { params: [req(k.devNumber(MAX_TIMESTAMP, TIME_PAST_U64))] },
+  anvil_setNextBlockTimestamp: { params: [req(k.devNumber(MAX_TIMESTAMP, TIME_PAST_U64))] },
   anvil_setBalance: { params: [req(k.address), req(k.quantity(256))] },
   hardhat_setBalance: { params: [req(k.address), req(k.quantity(256))] },
-  anvil_setNonce: { params: [req(k.address), req(k.quantity(64, 1000n))] },
-  hardhat_setNonce: { params: [req(k.address), req(k.quantity(64, 1000n))] },
+  anvil_setNonce: { params: [req(k.address), req(NONCE)] },
+  hardhat_setNonce: { params: [req(k.address), req(NONCE)] },
   anvil_setCode: { params: [req(k.address), req(k.data)] },
   hardhat_setCode: { params: [req(k.address), req(k.data)] },
   anvil_setStorageAt: { params: [req(k.address), req(k.hash), req(k.hash)] },
