@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
-import { CommitRejectedError } from '../errors.ts';
+import { CommitRejectedError, storeError } from '../errors.ts';
 import type { BlockRef, BlockWrite, ChainStore, FlatAccount, TxLocation } from '../types.ts';
 import {
   addressHistoryKey,
@@ -72,12 +72,17 @@ export async function openLmdbStore(path: string, opts: { readOnly?: boolean } =
   const readOnly = opts.readOnly ?? false;
   // lmdb-js would create the directory even to fail opening it read-only.
   if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
-  const env = openEnvironment(path, readOnly);
+  let env: RootDatabase;
   try {
-    return new LmdbStore(env, openTables(env, readOnly));
+    env = openEnvironment(path, readOnly);
+  } catch (error) {
+    throw storeError(error, path);
+  }
+  try {
+    return new LmdbStore(env, openTables(env, readOnly), path);
   } catch (error) {
     await env.close();
-    throw error;
+    throw storeError(error, path);
   }
 }
 
@@ -95,6 +100,9 @@ function openEnvironment(path: string, readOnly: boolean): RootDatabase {
   // to fall back to, which keeps that guarantee.
   return open(path, {
     readOnly,
+    // lmdb-js takes a path with an extension (`dev.1`) for a single-file store; a datadir is always a
+    // directory, which also holds the keys file.
+    noSubdir: false,
     mapSize: MAP_SIZE,
     maxDbs: BINARY_TABLES.length + 2,
     // Values are hashes, RLP and hex-heavy JSON served as is: decompressing on every read would cost
@@ -132,10 +140,21 @@ function openTable<V>(
 class LmdbStore implements ChainStore {
   readonly #env: RootDatabase;
   readonly #db: Tables;
+  readonly #path: string;
 
-  constructor(env: RootDatabase, tables: Tables) {
+  constructor(env: RootDatabase, tables: Tables, path: string) {
     this.#env = env;
     this.#db = tables;
+    this.#path = path;
+  }
+
+  /** One synchronous write transaction; LMDB's numeric errors (a full disk) become a clear one. */
+  #write(body: () => void): void {
+    try {
+      this.#env.transactionSync(body);
+    } catch (error) {
+      throw storeError(error, this.#path);
+    }
   }
 
   async getHead(): Promise<BlockRef | null> {
@@ -220,7 +239,7 @@ class LmdbStore implements ChainStore {
   }
 
   async putMeta(key: string, value: Uint8Array): Promise<void> {
-    this.#env.transactionSync(() => this.#db.meta.putSync(metaKey(key), value));
+    this.#write(() => this.#db.meta.putSync(metaKey(key), value));
   }
 
   async commitBlock(block: BlockWrite): Promise<void> {
@@ -230,15 +249,16 @@ class LmdbStore implements ChainStore {
     const receiptsJson = renderReceiptsJson(block.receiptsJson);
     // Default flags (abortable, synchronous commit flushed before returning): a resolved
     // commitBlock is on disk, and a throw inside aborts the whole block.
-    this.#env.transactionSync(() => {
+    this.#write(() => {
       this.#checkExtendsHead(block);
       this.#writeBlock(block, receipts, receiptsJson);
+      for (const [key, value] of block.meta ?? []) this.#db.meta.putSync(metaKey(key), value);
     });
   }
 
   async unwindTo(number: bigint): Promise<void> {
     if (number < 0n) throw new RangeError(`cannot unwind to block ${number}`);
-    this.#env.transactionSync(() => {
+    this.#write(() => {
       const head = this.#readHead();
       for (let n = head?.number ?? -1n; n > number; n--) this.#removeBlock(n);
     });
