@@ -360,6 +360,14 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** Commander's message on one line: "error: unknown option '--nme'\n(Did you mean --name?)\n". */
+function oneLine(text: string): string {
+  return `${text
+    .replace(/^error: /, '')
+    .trimEnd()
+    .replace(/\n\(Did you mean (.*)\)$/, ' (did you mean $1)')}\n`;
+}
+
 /** The command line; errors go through `exitOverride`, so that `main` decides every exit status. */
 function program(): Command {
   const root = new Command('ethtrace')
@@ -375,7 +383,7 @@ function program(): Command {
   const named = (command: Command, path: string) => {
     const full = path === '' ? 'ethtrace' : `ethtrace ${path}`;
     return command
-      .configureOutput({ outputError: (text, write) => write(`${full}: ${text.replace(/^error: /, '')}`) })
+      .configureOutput({ outputError: (text, write) => write(`${full}: ${oneLine(text)}`) })
       .showHelpAfterError(`usage: ${full} ${command.usage()}\n(\`${full} --help\` describes the options)`);
   };
 

@@ -441,6 +441,11 @@ async function checkSameChain(store: ChainStore, spec: ChainSpec): Promise<void>
   const stored = await store.getMeta(META_GENESIS);
   if (stored !== null && equalsBytes(stored, specRecord(spec))) return;
   const genesisHash = await store.getCanonicalHash(0n);
+  // `ethtrace start` records its options under this name when it makes a dev chain (src/main.ts).
+  if ((await store.getMeta('dev')) !== null)
+    throw new UserError(
+      `datadir holds a dev chain made by ethtrace start (genesis ${genesisHash ? bytesToHex(genesisHash) : '?'}, head ${head.number}); import into another --datadir`,
+    );
   throw new UserError(
     `datadir holds another chain (genesis ${genesisHash ? bytesToHex(genesisHash) : '?'}, head ${head.number}) made from a different genesis file; use another --datadir`,
   );

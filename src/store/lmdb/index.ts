@@ -17,6 +17,7 @@ import {
   readUint64,
   slotHistoryKey,
 } from './keys.ts';
+import { checkMetaPages } from './metaPages.ts';
 import {
   decodeAccount,
   decodeBlockChanges,
@@ -34,6 +35,9 @@ import {
 } from './values.ts';
 
 type BinaryDb = Database<Uint8Array, Uint8Array>;
+
+/** The LMDB data file in a datadir (the environment is a directory: see openEnvironment). */
+const DATA_FILE = 'data.mdb';
 
 const BINARY_TABLES = [
   'headers', // block hash → header RLP
@@ -74,6 +78,7 @@ export async function openLmdbStore(path: string, opts: { readOnly?: boolean } =
   if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
   let env: RootDatabase;
   try {
+    if (storeExists(path)) checkMetaPages(join(path, DATA_FILE), path);
     env = openEnvironment(path, readOnly);
   } catch (error) {
     throw storeError(error, path);
@@ -88,7 +93,7 @@ export async function openLmdbStore(path: string, opts: { readOnly?: boolean } =
 
 /** Whether `path` holds an LMDB environment, i.e. a writer has opened a store there. */
 export function storeExists(path: string): boolean {
-  return existsSync(join(path, 'data.mdb'));
+  return existsSync(join(path, DATA_FILE));
 }
 
 function openEnvironment(path: string, readOnly: boolean): RootDatabase {
