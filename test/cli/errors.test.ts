@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { type CliResult, CONFORMANCE, collect, runCli, startCli, tempDir } from '../support/cli.ts';
-import { serveDev, stopDev } from '../support/devServer.ts';
+import { serveCli, serveDev, stopDev } from '../support/devServer.ts';
 import { importConformanceChain } from '../support/server.ts';
 
 const GENESIS = join(CONFORMANCE, 'genesis.json');
@@ -249,6 +249,48 @@ describe('ethtrace start on a damaged store', () => {
       result,
       /^ethtrace start: the chain store in .*header is damaged \(the stored header of its head block 54 \(0x[0-9a-f]{64}\) does not hash to the block's hash\): restore the datadir from a backup, or import the chain again/,
     );
+  });
+
+  it('answers a JSON-RPC error, not invalid JSON, for a damaged stored receipt', async () => {
+    // A block before the head (the head's records are checked at start) with transactions.
+    const store = await openLmdbStore(chain.datadir, { readOnly: true });
+    let receipts: Buffer | undefined;
+    let blockHash = '';
+    try {
+      for (let n = 1n; n < 54n && receipts === undefined; n++) {
+        const hash = await store.getCanonicalHash(n);
+        const json = hash && (await store.getBlockReceiptsJson(hash));
+        if (hash && json && json.length > 2) {
+          receipts = Buffer.from(json);
+          blockHash = `0x${Buffer.from(hash).toString('hex')}`;
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    assert.ok(receipts);
+    const txHash = JSON.parse(receipts.toString('utf8'))[0].transactionHash;
+    // The opening brace of the first receipt becomes 0x84: neither JSON nor UTF-8.
+    const datadir = damagedCopy('receipt', (data) => data.indexOf(receipts) + 1);
+    const server = await serveCli(['--no-auth', '--datadir', datadir]);
+    try {
+      for (const [method, params] of [
+        ['eth_getTransactionReceipt', [txHash]],
+        ['eth_getBlockReceipts', [blockHash]],
+      ] as const) {
+        const res = await fetch(server.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        });
+        const body = await res.text();
+        assert.equal(res.status, 200);
+        const answer = JSON.parse(body);
+        assert.equal(answer.error?.code, -32603, `${method}: ${body}`);
+      }
+    } finally {
+      await stopDev(server.child);
+    }
   });
 
   it('refuses a store whose LMDB meta page was altered, instead of crashing', async () => {

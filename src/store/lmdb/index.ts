@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
-import { CommitRejectedError, storeError } from '../errors.ts';
+import { CommitRejectedError, damagedStore, storeError } from '../errors.ts';
 import type { BlockRef, BlockWrite, ChainStore, FlatAccount, TxLocation } from '../types.ts';
 import {
   addressHistoryKey,
@@ -71,6 +71,11 @@ type Tables = Record<BinaryTable, BinaryDb> & {
  * lmdb-js still grows the map past this if the data ever needs it.
  */
 const MAP_SIZE = 2 ** 40;
+
+// Blocks remembered as having valid receipt JSON: more than a getLogs range touches at once, and at
+// ~70 bytes a key small enough to keep (the set is emptied when full rather than kept in LRU order).
+const CHECKED_RECEIPTS_KEPT = 16_384;
+const JSON_DECODER = new TextDecoder('utf-8', { fatal: true });
 
 export async function openLmdbStore(path: string, opts: { readOnly?: boolean } = {}): Promise<ChainStore> {
   const readOnly = opts.readOnly ?? false;
@@ -146,6 +151,8 @@ class LmdbStore implements ChainStore {
   readonly #env: RootDatabase;
   readonly #db: Tables;
   readonly #path: string;
+  /** Blocks whose stored receipt JSON parsed, so that each is parsed once, not on every request. */
+  readonly #checkedReceipts = new Set<string>();
 
   constructor(env: RootDatabase, tables: Tables, path: string) {
     this.#env = env;
@@ -201,7 +208,15 @@ class LmdbStore implements ChainStore {
   }
 
   async getBlockReceiptsJson(blockHash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.receiptsJson.get(blockHash));
+    const json = bytesOrNull(this.#db.receiptsJson.get(blockHash));
+    if (json === null) return null;
+    const key = bytesToHex(blockHash);
+    if (!this.#checkedReceipts.has(key)) {
+      this.#checkJson(json, `the JSON receipts of block ${key}`);
+      if (this.#checkedReceipts.size >= CHECKED_RECEIPTS_KEPT) this.#checkedReceipts.clear();
+      this.#checkedReceipts.add(key);
+    }
+    return json;
   }
 
   async getReceiptJson(blockHash: Uint8Array, index: number): Promise<Uint8Array | null> {
@@ -211,7 +226,22 @@ class LmdbStore implements ChainStore {
     const range = boundaries === undefined ? null : receiptByteRange(boundaries, index);
     if (range === null) return null;
     const text = this.#db.receiptsJson.getBinaryFast(blockHash);
-    return text === undefined ? null : Uint8Array.prototype.slice.call(text, range[0], range[1]);
+    if (text === undefined) return null;
+    const json: Uint8Array = Uint8Array.prototype.slice.call(text, range[0], range[1]);
+    this.#checkJson(json, `the JSON receipt ${index} of block ${bytesToHex(blockHash)}`);
+    return json;
+  }
+
+  /**
+   * Stored receipt JSON is served as it is (RawJson); a damaged byte must become an error answer,
+   * never invalid JSON in a 200 response.
+   */
+  #checkJson(json: Uint8Array, what: string): void {
+    try {
+      JSON.parse(JSON_DECODER.decode(json));
+    } catch {
+      throw damagedStore(this.#path, `${what} is not valid JSON`);
+    }
   }
 
   async getTrieNode(hash: Uint8Array): Promise<Uint8Array | null> {
