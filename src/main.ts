@@ -142,7 +142,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
-    await checkStore(store, datadir);
+    if (!dev) await checkStore(store, datadir);
     if (blockTime !== undefined) {
       if (!dev)
         throw new UserError('--block-time applies to a dev chain; this datadir holds an imported one');
@@ -237,6 +237,7 @@ async function openDevChain(
 ): Promise<{ store: ChainStore; service: DevService } | null> {
   const store = await openLmdbStore(datadir);
   try {
+    await checkStore(store, datadir);
     for (let attempt = 0; ; attempt++) {
       const head = await store.getHead();
       const recorded = await store.getMeta(META_DEV);
