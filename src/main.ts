@@ -1,7 +1,9 @@
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { Command, CommanderError } from 'commander';
 import { buildApp, DEFAULT_CONFIG } from './app.ts';
 import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
-import { resolveDatadir } from './config/datadir.ts';
+import { prepareDatadir, resolveDatadir } from './config/datadir.ts';
 import { UserError } from './errors.ts';
 import {
   DEV_CHAIN_ID,
@@ -17,52 +19,41 @@ import { Importer, importChain, readStoredSpec } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { toHex } from './primitives/hex.ts';
 import { DevService } from './services/dev.ts';
+import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import type { ChainStore } from './store/types.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 
-const USAGE = `usage: ethtrace <command> [options]
+/**
+ * Exit status of every failure the user can act on (a wrong flag, a busy port, a bad datadir, a
+ * chain that does not verify): one line on stderr says what and what to do. 1 is left to crashes
+ * (a bug, printed with its stack), so scripts can tell the two apart.
+ */
+const EXIT_USER_ERROR = 2;
 
-commands:
-  import --genesis genesis.json [--datadir DIR] [--no-verify-state-root] FILE.rlp [FILE.rlp ...]
-      execute and verify the blocks of geth-export files and store them
-  start [--datadir DIR] [--host 127.0.0.1] [--port 8545] [--api-key KEY ...] [--no-auth]
-        [--workers N] [--exec-timeout MS] [--gas-cap GAS] [--max-calls N]
-        [--trace-cache-mb MB] [--trace-filter-blocks N] [--max-response-mb MB] [--chain-id ID] [--hardfork FORK] [--mnemonic WORDS]
-        [--block-time SECONDS]
-      serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>; on an empty
-      datadir, a new dev chain (chain id 31337, the 10 test-mnemonic accounts with 10,000 ether)
-      that mines each transaction as it arrives, or a block every SECONDS with --block-time
-  keys create [--name NAME] | list | revoke KEY_OR_NAME  [--datadir DIR]
-      manage the API keys kept (hashed) in the datadir
+const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
-API keys come from --api-key, $ETHTRACE_API_KEYS (comma-separated) and the datadir's keys.
+const DATADIR_HELP = 'data directory (default: $ETHTRACE_DATADIR, else ~/.local/share/ethtrace)';
 
-The data directory is --datadir, else $ETHTRACE_DATADIR, else ~/.local/share/ethtrace.
-`;
+interface ImportOptions {
+  datadir?: string;
+  genesis: string;
+  verifyStateRoot: boolean;
+}
 
-async function importCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      datadir: { type: 'string' },
-      genesis: { type: 'string' },
-      'no-verify-state-root': { type: 'boolean', default: false },
-    },
-  });
-  if (!values.genesis) throw new UserError('import needs --genesis genesis.json');
-  if (positionals.length === 0)
-    throw new UserError('import needs at least one chain file (geth export format)');
-  const spec = readChainSpec(values.genesis);
-  const store = await openLmdbStore(resolveDatadir(values.datadir));
-  const progress = importProgress(process.stderr);
+async function importCommand(files: string[], opts: ImportOptions): Promise<void> {
+  const spec = readChainSpec(opts.genesis);
+  const datadir = resolveDatadir(opts.datadir);
+  prepareDatadir(datadir);
+  const store = await openLmdbStore(datadir);
   try {
+    await checkStore(store, datadir);
+    const progress = importProgress(process.stderr);
     const summary = await importChain({
       store,
       spec,
-      files: positionals,
-      verifyStateRoot: !values['no-verify-state-root'],
+      files,
+      verifyStateRoot: opts.verifyStateRoot,
       progress,
     });
     progress.finish(summary);
@@ -71,28 +62,30 @@ async function importCommand(args: string[]): Promise<void> {
   }
 }
 
-async function startCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      datadir: { type: 'string' },
-      host: { type: 'string', default: DEFAULT_CONFIG.host },
-      port: { type: 'string', default: String(DEFAULT_CONFIG.port) },
-      'api-key': { type: 'string', multiple: true, default: [] },
-      'no-auth': { type: 'boolean', default: false },
-      workers: { type: 'string' },
-      'exec-timeout': { type: 'string' },
-      'gas-cap': { type: 'string' },
-      'max-calls': { type: 'string' },
-      'trace-cache-mb': { type: 'string' },
-      'chain-id': { type: 'string' },
-      hardfork: { type: 'string' },
-      mnemonic: { type: 'string' },
-      'block-time': { type: 'string' },
-      'trace-filter-blocks': { type: 'string' },
-      'max-response-mb': { type: 'string' },
-    },
-  });
+interface StartOptions {
+  datadir?: string;
+  host: string;
+  port: string;
+  apiKey: string[];
+  auth: boolean;
+  workers?: string;
+  execTimeout?: string;
+  gasCap?: string;
+  maxCalls?: string;
+  traceCacheMb?: string;
+  traceFilterBlocks?: string;
+  maxResponseMb?: string;
+  wsMaxPerIp?: string;
+  wsMaxSubscriptions?: string;
+  wsMaxBufferMb?: string;
+  chainId?: string;
+  hardfork?: string;
+  mnemonic?: string;
+  blockTime?: string;
+}
+
+/** The app configuration of `start`'s flags, checked before anything is opened or created. */
+function startConfig(o: StartOptions) {
   const count = (flag: string, value: string | undefined, fallback: number) => {
     if (value === undefined) return fallback;
     const n = Number(value);
@@ -102,17 +95,17 @@ async function startCommand(args: string[]): Promise<void> {
   };
   const execution = {
     ...DEFAULT_CONFIG.execution,
-    workers: count('workers', values.workers, DEFAULT_CONFIG.execution.workers),
-    deadlineMs: count('exec-timeout', values['exec-timeout'], DEFAULT_CONFIG.execution.deadlineMs),
+    workers: count('workers', o.workers, DEFAULT_CONFIG.execution.workers),
+    deadlineMs: count('exec-timeout', o.execTimeout, DEFAULT_CONFIG.execution.deadlineMs),
   };
-  const gasCap = BigInt(count('gas-cap', values['gas-cap'], Number(DEFAULT_CONFIG.traceLimits.gasCap)));
+  const gasCap = BigInt(count('gas-cap', o.gasCap, Number(DEFAULT_CONFIG.traceLimits.gasCap)));
   const traceLimits = {
     ...DEFAULT_CONFIG.traceLimits,
     gasCap,
-    maxCalls: count('max-calls', values['max-calls'], DEFAULT_CONFIG.traceLimits.maxCalls),
+    maxCalls: count('max-calls', o.maxCalls, DEFAULT_CONFIG.traceLimits.maxCalls),
   };
   const callLimits = { ...DEFAULT_CONFIG.callLimits, gasCap };
-  const cacheMb = values['trace-cache-mb'];
+  const cacheMb = o.traceCacheMb;
   if (cacheMb !== undefined && !/^[0-9]+$/.test(cacheMb))
     throw new UserError(`--trace-cache-mb ${cacheMb} is not a size in MB`);
   const replayLimits = {
@@ -120,68 +113,102 @@ async function startCommand(args: string[]): Promise<void> {
     ...(cacheMb === undefined ? {} : { cacheBytes: Number(cacheMb) * 1024 * 1024 }),
     maxFilterBlocks: count(
       'trace-filter-blocks',
-      values['trace-filter-blocks'],
+      o.traceFilterBlocks,
       DEFAULT_CONFIG.replayLimits.maxFilterBlocks,
     ),
   };
+  const mib = 1024 * 1024;
   const maxResponseBytes =
-    values['max-response-mb'] === undefined
-      ? DEFAULT_CONFIG.maxResponseBytes
-      : count('max-response-mb', values['max-response-mb'], 0) * 1024 * 1024;
-  const port = Number(values.port);
+    count('max-response-mb', o.maxResponseMb, DEFAULT_CONFIG.maxResponseBytes / mib) * mib;
+  const ws = DEFAULT_CONFIG.webSocket;
+  const webSocket = {
+    maxConnectionsPerIp: count('ws-max-per-ip', o.wsMaxPerIp, ws.maxConnectionsPerIp),
+    maxSubscriptionsPerConnection: count(
+      'ws-max-subscriptions',
+      o.wsMaxSubscriptions,
+      ws.maxSubscriptionsPerConnection,
+    ),
+    maxBufferedBytes: count('ws-max-buffer-mb', o.wsMaxBufferMb, ws.maxBufferedBytes / mib) * mib,
+  };
+  const port = /^[0-9]+$/.test(o.port) ? Number(o.port) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UserError(`--port ${values.port} is not a port number`);
-  const datadir = resolveDatadir(values.datadir);
-  const dev = await openDevChain(datadir, {
-    chainId: values['chain-id'],
-    hardfork: values.hardfork,
-    mnemonic: values.mnemonic,
-  });
-  if (values['block-time'] !== undefined) {
-    const seconds = Number(values['block-time']);
-    if (!dev) throw new UserError('--block-time applies to a dev chain; this datadir holds an imported one');
-    if (!(Number.isFinite(seconds) && seconds > 0))
-      throw new UserError(`--block-time ${values['block-time']} is not a positive number of seconds`);
-    dev.service.startInterval(seconds);
+    throw new UserError(`--port ${o.port} is not a port number`);
+  let blockTime: number | undefined;
+  if (o.blockTime !== undefined) {
+    blockTime = Number(o.blockTime);
+    if (!(Number.isFinite(blockTime) && blockTime > 0))
+      throw new UserError(`--block-time ${o.blockTime} is not a positive number of seconds`);
   }
-  const keyFile = new KeyFile(datadir);
-  const given = [...values['api-key'], ...(process.env.ETHTRACE_API_KEYS ?? '').split(',')]
-    .map((k) => k.trim())
-    .filter((k) => k !== '');
-  let shownKey = given[0];
-  if (!values['no-auth'] && given.length === 0 && keyFile.read().every((k) => k.revokedAt)) {
-    // A service that accepts no key is useless: make one, and show it this once.
-    shownKey = keyFile.create('default').key;
-    process.stdout.write(
-      `created API key "default" (shown once, kept hashed in ${keyFile.path}): ${shownKey}\n`,
-    );
-  }
-  const keys = values['no-auth'] ? null : KeyRing.from(given, keyFile);
-  const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
-  const app = await buildApp(
-    {
+  return {
+    app: {
       ...DEFAULT_CONFIG,
-      host: values.host,
+      host: o.host,
       port,
-      keys,
       execution,
       traceLimits,
       callLimits,
       replayLimits,
       maxResponseBytes,
+      webSocket,
     },
-    { store, datadir, ...(dev ? { dev: dev.service } : {}) },
-  );
-  await app.warm();
-  const { httpUrl, wsUrl } = await app.listen();
-  const key = values['no-auth'] ? (shownKey ?? 'any-key') : (shownKey ?? '<API_KEY>');
-  const head = await store.getHead();
-  if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
-  process.stdout.write(
-    `ethtrace serving ${dev ? 'dev ' : ''}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
-      `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
-      (shownKey === undefined && !values['no-auth'] ? '  (use a key from `ethtrace keys create`)\n' : ''),
-  );
+    blockTime,
+  };
+}
+
+async function startCommand(o: StartOptions): Promise<void> {
+  const { app: config, blockTime } = startConfig(o);
+  const devFlags = { chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic };
+  const datadir = resolveDatadir(o.datadir);
+  // A wrong dev-chain flag fails before anything is made.
+  if (!storeExists(datadir)) devOptions(devFlags);
+  // Nothing (a datadir, a dev chain, a key) is made for a server that cannot listen. The real bind
+  // comes later and can still lose a race for the port; the key is created only after it succeeded.
+  await checkPortFree(config.host, config.port);
+  prepareDatadir(datadir);
+  const dev = await openDevChain(datadir, devFlags);
+  const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  try {
+    if (!dev) await checkStore(store, datadir);
+    if (blockTime !== undefined) {
+      if (!dev)
+        throw new UserError('--block-time applies to a dev chain; this datadir holds an imported one');
+      dev.service.startInterval(blockTime);
+    }
+    const keyFile = new KeyFile(datadir);
+    const given = [...o.apiKey, ...(process.env.ETHTRACE_API_KEYS ?? '').split(',')]
+      .map((k) => k.trim())
+      .filter((k) => k !== '');
+    const needsKey = o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
+    const keys = o.auth ? KeyRing.from(given, keyFile) : null;
+    app = await buildApp({ ...config, keys }, { store, datadir, ...(dev ? { dev: dev.service } : {}) });
+    await app.warm();
+    const { httpUrl, wsUrl } = await app.listen().catch((e: unknown) => {
+      throw listenError(e, config.host, config.port);
+    });
+    let shownKey = given[0];
+    if (needsKey) {
+      // A service that accepts no key is useless: make one, and show it this once.
+      shownKey = keyFile.create('default').key;
+      keys?.reload();
+      process.stdout.write(
+        `created API key "default" (shown once, kept hashed in ${keyFile.path}): ${shownKey}\n`,
+      );
+    }
+    const key = o.auth ? (shownKey ?? '<API_KEY>') : (shownKey ?? 'any-key');
+    const head = await store.getHead();
+    if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
+    process.stdout.write(
+      `ethtrace serving ${dev ? 'dev ' : ''}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
+        `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
+        (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
+    );
+  } catch (e) {
+    await dev?.service.stop();
+    await app?.close();
+    await store.close();
+    throw e;
+  }
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
@@ -193,52 +220,104 @@ async function startCommand(args: string[]): Promise<void> {
   await store.close();
 }
 
+/** Fails with one line when `host:port` cannot be listened on; port 0 (any free port) always can. */
+async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (e) => reject(listenError(e, host, port)));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+function listenError(error: unknown, host: string, port: number): unknown {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new UserError(
+        `port ${port} on ${host} is in use by another program: stop it, or choose another port with --port`,
+      );
+    case 'EACCES':
+      return new UserError(`not allowed to listen on port ${port}: choose a port above 1023 with --port`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new UserError(`--host ${host} is not an address of this machine: use 127.0.0.1 or 0.0.0.0`);
+    default:
+      return error;
+  }
+}
+
 const META_DEV = 'dev';
 
 /**
  * The dev chain of a datadir: made on first start when the datadir is empty (the embedded default),
  * resumed when the datadir holds one; null for an imported chain, which is served read-only.
+ *
+ * The store is opened for writing from the start: the genesis block is committed in one transaction
+ * with the records saying what chain it is, and LMDB runs one write transaction at a time across
+ * processes, so when `start` and `import` initialise an empty datadir at once exactly one makes the
+ * chain. If that is an import, this start serves the imported chain.
  */
 async function openDevChain(
   datadir: string,
-  flags: { chainId: string | undefined; hardfork: string | undefined; mnemonic: string | undefined },
+  flags: DevFlags,
 ): Promise<{ store: ChainStore; service: DevService } | null> {
-  let options: DevChainOptions;
-  if (storeExists(datadir)) {
-    const reader = await openLmdbStore(datadir, { readOnly: true });
-    const recorded = await reader.getMeta(META_DEV);
-    const head = await reader.getHead();
-    await reader.close();
-    if (head && !recorded) return null;
-    if (recorded)
-      options = JSON.parse(new TextDecoder().decode(recorded), (k, v) => (k === 'chainId' ? BigInt(v) : v));
-    else options = devOptions(flags);
-  } else {
-    options = devOptions(flags);
-  }
   const store = await openLmdbStore(datadir);
-  const spec = parseChainSpec(devGenesis(options), 'dev genesis');
-  const existing = await store.getMeta(META_DEV);
-  const importer = await Importer.open({
-    store,
-    spec: existing ? await storedSpec(store) : spec,
-    files: [],
-    verifyStateRoot: true,
-  });
-  if (!existing) {
-    await importer.initGenesis();
-    const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
-    await store.putMeta(META_DEV, new TextEncoder().encode(record));
+  try {
+    await checkStore(store, datadir);
+    for (let attempt = 0; ; attempt++) {
+      const head = await store.getHead();
+      const recorded = await store.getMeta(META_DEV);
+      if (head && !recorded) {
+        refuseDevFlags(flags, datadir);
+        await store.close();
+        return null;
+      }
+      if (recorded) {
+        const options = recordedOptions(recorded);
+        checkDevFlags(options, flags, datadir);
+        const importer = await Importer.open({
+          store,
+          spec: parseChainSpec(await readStoredSpec(store), 'stored genesis'),
+          files: [],
+          verifyStateRoot: true,
+        });
+        return { store, service: devService(importer, options) };
+      }
+      const options = devOptions(flags);
+      const spec = parseChainSpec(devGenesis(options), 'dev genesis');
+      try {
+        const importer = await Importer.open({ store, spec, files: [], verifyStateRoot: true });
+        const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
+        await importer.initGenesis([[META_DEV, new TextEncoder().encode(record)]]);
+        return { store, service: devService(importer, options) };
+      } catch (e) {
+        // Another process made a chain here since the look above: look again, once.
+        if (attempt > 0 || (await store.getHead()) === null) throw e;
+      }
+    }
+  } catch (e) {
+    await store.close();
+    throw e;
   }
-  const log = (line: string) => process.stderr.write(`${line}\n`);
-  return { store, service: new DevService(importer, devAccounts(options.mnemonic), log) };
 }
 
-function devOptions(flags: {
+function devService(importer: Importer, options: DevChainOptions): DevService {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  return new DevService(importer, devAccounts(options.mnemonic), log);
+}
+
+function recordedOptions(record: Uint8Array): DevChainOptions {
+  return JSON.parse(new TextDecoder().decode(record), (k, v) => (k === 'chainId' ? BigInt(v) : v));
+}
+
+interface DevFlags {
   chainId: string | undefined;
   hardfork: string | undefined;
   mnemonic: string | undefined;
-}): DevChainOptions {
+}
+
+function devOptions(flags: DevFlags): DevChainOptions {
   const hardfork = (flags.hardfork ?? DEV_HARDFORKS[DEV_HARDFORKS.length - 1]) as DevHardfork;
   if (!DEV_HARDFORKS.includes(hardfork))
     throw new UserError(`--hardfork ${flags.hardfork}: one of ${DEV_HARDFORKS.join(', ')}`);
@@ -251,8 +330,41 @@ function devOptions(flags: {
   };
 }
 
-async function storedSpec(store: ChainStore) {
-  return parseChainSpec(await readStoredSpec(store), 'stored genesis');
+/**
+ * A dev chain keeps the options it was made with; a flag saying otherwise would be silently ignored
+ * (anvil's `--chain-id` on a loaded state overrides it, but here the genesis, and so every block,
+ * depends on these), so it is refused.
+ */
+function checkDevFlags(recorded: DevChainOptions, flags: DevFlags, datadir: string): void {
+  const differs: string[] = [];
+  if (
+    flags.chainId !== undefined &&
+    !(/^[0-9]+$/.test(flags.chainId) && BigInt(flags.chainId) === recorded.chainId)
+  )
+    differs.push(`--chain-id ${flags.chainId} (it has ${recorded.chainId})`);
+  if (flags.hardfork !== undefined && flags.hardfork !== recorded.hardfork)
+    differs.push(`--hardfork ${flags.hardfork} (it has ${recorded.hardfork})`);
+  // The mnemonic itself is not echoed: it may not be the public test one.
+  if (flags.mnemonic !== undefined && flags.mnemonic !== recorded.mnemonic)
+    differs.push('--mnemonic (it was made with another)');
+  if (differs.length > 0)
+    throw new UserError(
+      `the dev chain in ${datadir} was made with other options: ${differs.join(', ')}; leave these flags out to resume it, or give a new --datadir for a new chain`,
+    );
+}
+
+function refuseDevFlags(flags: DevFlags, datadir: string): void {
+  const given = Object.entries({
+    '--chain-id': flags.chainId,
+    '--hardfork': flags.hardfork,
+    '--mnemonic': flags.mnemonic,
+  })
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
+  if (given.length > 0)
+    throw new UserError(
+      `${given.join(', ')} apply to a new dev chain, but ${datadir} holds an imported chain: leave them out, or give an empty --datadir`,
+    );
 }
 
 /** The dev accounts with their keys, as anvil prints them: they are test keys, never to hold value. */
@@ -261,68 +373,174 @@ function describeDevAccounts(accounts: readonly DevAccount[]): string {
   return `dev accounts (10,000 ether each; test keys, known to everyone):\n${lines.join('\n')}\n`;
 }
 
-async function keysCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { datadir: { type: 'string' }, name: { type: 'string' } },
-  });
-  const [action, target] = positionals;
-  const file = new KeyFile(resolveDatadir(values.datadir));
-  switch (action) {
-    case 'create': {
-      const { key, stored } = file.create(values.name);
-      process.stdout.write(`${key}\n`);
-      process.stderr.write(
-        `created key "${stored.name}"; it is shown only now (the datadir keeps its hash)\n`,
-      );
-      return;
-    }
-    case 'list':
-      for (const k of file.read()) {
-        process.stdout.write(
-          `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`,
-        );
-      }
-      return;
-    case 'revoke': {
-      if (!target) throw new UserError('keys revoke needs a key or a key name');
-      const revoked = file.revoke(target);
-      process.stdout.write(`revoked key "${revoked.name}"\n`);
-      return;
-    }
-    default:
-      throw new UserError('keys needs an action: create [--name N], list, or revoke KEY_OR_NAME');
-  }
+function keyFileOf(command: Command): KeyFile {
+  const datadir = resolveDatadir(command.optsWithGlobals().datadir);
+  return new KeyFile(datadir);
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = {
-  import: importCommand,
-  start: startCommand,
-  keys: keysCommand,
-};
+function writableKeyFile(command: Command): KeyFile {
+  const datadir = resolveDatadir(command.optsWithGlobals().datadir);
+  prepareDatadir(datadir);
+  return new KeyFile(datadir);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Commander's message on one line: "error: unknown option '--nme'\n(Did you mean --name?)\n". */
+function oneLine(text: string): string {
+  return `${text
+    .replace(/^error: /, '')
+    .trimEnd()
+    .replace(/\n\(Did you mean (.*)\)$/, ' (did you mean $1)')}\n`;
+}
+
+/** The command line; errors go through `exitOverride`, so that `main` decides every exit status. */
+function program(): Command {
+  const root = new Command('ethtrace')
+    .description('Ethereum JSON-RPC service for traces and receipts (Infura-compatible at the edge)')
+    .version(`ethtrace ${VERSION}`, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'print this help')
+    .exitOverride()
+    .addHelpText(
+      'after',
+      '\nRun `ethtrace <command> --help` for its options. Exit status: 0 done, 2 the command could not do\nwhat was asked (one line on stderr says why), 1 an internal error.',
+    );
+  // Commander's "error: …" becomes "ethtrace <command>: …", followed by that command's usage line.
+  const named = (command: Command, path: string) => {
+    const full = path === '' ? 'ethtrace' : `ethtrace ${path}`;
+    return command
+      .configureOutput({ outputError: (text, write) => write(`${full}: ${oneLine(text)}`) })
+      .showHelpAfterError(`usage: ${full} ${command.usage()}\n(\`${full} --help\` describes the options)`);
+  };
+
+  named(
+    root
+      .command('import')
+      .description('execute and verify the blocks of geth-export files and store them')
+      .argument('<files...>', 'chain files in the format of `geth export` (RLP blocks)')
+      .requiredOption('--genesis <file>', 'the genesis file (geth format) of the chain')
+      .option('--datadir <dir>', DATADIR_HELP)
+      .option('--no-verify-state-root', 'accept state roots that differ (chains of dev nodes)')
+      .action((files: string[], opts: ImportOptions) => importCommand(files, opts)),
+    'import',
+  );
+
+  named(
+    root
+      .command('start')
+      .description(
+        'serve the chain in the datadir: POST /v3/<KEY> and WebSocket /ws/v3/<KEY>; on an empty datadir, ' +
+          'a new dev chain (chain id 31337, the 10 test-mnemonic accounts with 10,000 ether) that mines ' +
+          'each transaction as it arrives, or a block every SECONDS with --block-time',
+      )
+      .option('--datadir <dir>', DATADIR_HELP)
+      .option('--host <address>', 'address to listen on', DEFAULT_CONFIG.host)
+      .option('--port <port>', 'port to listen on (0: any free port)', String(DEFAULT_CONFIG.port))
+      .option(
+        '--api-key <key>',
+        'accept this key (repeatable; also $ETHTRACE_API_KEYS, comma-separated)',
+        collect,
+        [],
+      )
+      .option('--no-auth', 'serve every key, and /')
+      .option('--workers <n>', 'EVM execution threads')
+      .option('--exec-timeout <ms>', 'deadline of one EVM execution')
+      .option('--gas-cap <gas>', 'gas limit of calls and traces')
+      .option('--max-calls <n>', 'calls in one trace_callMany / eth_simulateV1')
+      .option('--trace-cache-mb <mb>', 'memory for replayed blocks')
+      .option('--trace-filter-blocks <n>', 'blocks one trace_filter may replay')
+      .option('--max-response-mb <mb>', 'largest answer, or batch of answers (default 32)')
+      .option('--ws-max-per-ip <n>', 'WebSockets open from one address (default 64)')
+      .option('--ws-max-subscriptions <n>', 'subscriptions on one WebSocket (default 1024)')
+      .option('--ws-max-buffer-mb <mb>', 'unsent output before a WebSocket is dropped (default 16)')
+      .option('--chain-id <id>', 'chain id of a new dev chain (default 31337)')
+      .option('--hardfork <fork>', `fork of a new dev chain: ${DEV_HARDFORKS.join(', ')} (default the last)`)
+      .option('--mnemonic <words>', 'mnemonic of the accounts of a new dev chain (default the test one)')
+      .option(
+        '--block-time <seconds>',
+        'dev chain: mine a block every SECONDS instead of on each transaction',
+      )
+      .action((opts: StartOptions) => startCommand(opts)),
+    'start',
+  );
+
+  const keys = named(
+    root
+      .command('keys')
+      .description('manage the API keys kept (hashed) in the datadir')
+      .option('--datadir <dir>', DATADIR_HELP),
+    'keys',
+  );
+  named(
+    keys
+      .command('create')
+      .description('make a key and print it (only this once)')
+      .option('--name <name>', 'a name to list and revoke it by')
+      .option('--datadir <dir>', DATADIR_HELP)
+      .action((_opts, command: Command) => {
+        const { key, stored } = writableKeyFile(command).create(command.opts().name);
+        process.stdout.write(`${key}\n`);
+        process.stderr.write(
+          `created key "${stored.name}"; it is shown only now (the datadir keeps its hash)\n`,
+        );
+      }),
+    'keys create',
+  );
+  named(
+    keys
+      .command('list')
+      .description('list the keys: name, first characters, dates')
+      .option('--datadir <dir>', DATADIR_HELP)
+      .action((_opts, command: Command) => {
+        for (const k of keyFileOf(command).read()) {
+          process.stdout.write(
+            `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`,
+          );
+        }
+      }),
+    'keys list',
+  );
+  named(
+    keys
+      .command('revoke')
+      .description('revoke a key, by the key or its name; running servers refuse it within a second')
+      .argument('<key-or-name>')
+      .option('--datadir <dir>', DATADIR_HELP)
+      .action((target: string, _opts, command: Command) => {
+        const revoked = writableKeyFile(command).revoke(target);
+        process.stdout.write(`revoked key "${revoked.name}"\n`);
+      }),
+    'keys revoke',
+  );
+  return named(root, '');
+}
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(USAGE);
-    return name ? 0 : 2;
-  }
-  const command = commands[name];
-  if (!command) {
-    process.stderr.write(`ethtrace: unknown command "${name}"\n\n${USAGE}`);
-    return 2;
+  const cli = program();
+  if (argv.length === 0) {
+    process.stderr.write(cli.helpInformation());
+    return EXIT_USER_ERROR;
   }
   try {
-    await command(rest);
+    await cli.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (e) {
-    if (e instanceof UserError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`\nethtrace ${name}: ${(e as Error).message}\n`);
-      return 1;
+    // Commander has printed its message (and the usage) already; --help and --version end here too.
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : EXIT_USER_ERROR;
+    if (e instanceof UserError) {
+      const command = argv[0] && cli.commands.some((c) => c.name() === argv[0]) ? ` ${argv[0]}` : '';
+      // On a terminal the import's progress bar may hold the line.
+      const newline = process.stderr.isTTY ? '\n' : '';
+      process.stderr.write(`${newline}ethtrace${command}: ${e.message}\n`);
+      return EXIT_USER_ERROR;
     }
     throw e;
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// A failed start may leave handles (worker threads, timers) that would keep the process up.
+if (code === 0) process.exitCode = 0;
+else process.exit(code);

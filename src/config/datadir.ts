@@ -1,5 +1,7 @@
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { StoreUnusableError, storeError } from '../store/errors.ts';
 
 /** `--datadir`, else `ETHTRACE_DATADIR`, else the per-user data directory (XDG on Linux). */
 export function resolveDatadir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
@@ -7,4 +9,34 @@ export function resolveDatadir(flag: string | undefined, env: NodeJS.ProcessEnv 
   if (env.ETHTRACE_DATADIR) return env.ETHTRACE_DATADIR;
   const dataHome = env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
   return join(dataHome, 'ethtrace');
+}
+
+/**
+ * Makes sure `datadir` is a directory this process can write to (creating it if missing), before
+ * anything is written there: every command writes into it (the store and its lock file, the keys
+ * file), and finding out half-way would leave some of it made.
+ */
+export function prepareDatadir(datadir: string): void {
+  try {
+    const existing = statOrNull(datadir);
+    if (existing === null) mkdirSync(datadir, { recursive: true });
+    else if (!existing.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(datadir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    // A recursive mkdir under a read-only or missing mount point fails with ENOENT.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new StoreUnusableError(
+        `${datadir} cannot be created: give a --datadir under a writable directory`,
+      );
+    throw storeError(error, datadir);
+  }
+}
+
+function statOrNull(path: string) {
+  try {
+    return statSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
 }

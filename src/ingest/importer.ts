@@ -19,6 +19,7 @@ import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
 import { UserError } from '../errors.ts';
 import { RecordingStateManager } from '../exec/recordingState.ts';
 import { BufferedTrieDb } from '../exec/trieDb.ts';
+import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { renderReceipts } from './receipts.ts';
 import { type RawBlock, readRlpBlocks } from './rlpFile.ts';
@@ -136,8 +137,7 @@ export class Importer {
           `${where(raw)}: block 1 (${bytesToHex(block.hash())}) has parent ${bytesToHex(block.header.parentHash)}, but the genesis file makes genesis ${bytesToHex(genesis.block.hash())}`,
         );
       }
-      await this.opts.store.putMeta(META_GENESIS, specRecord(this.opts.spec));
-      await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] });
+      await this.storeGenesis(genesis);
       if (number === 0n) return { skipped: false, number: 0n, txs: 0, gasUsed: 0n };
       this.common.setHardforkBy({ blockNumber: number, timestamp });
     }
@@ -168,11 +168,29 @@ export class Importer {
    * or taken as given when state roots are not verified (dev nodes write their own genesis root).
    */
   /** Stores block 0 of the spec on an empty store (a new dev chain); a no-op if the store has a chain. */
-  async initGenesis(): Promise<void> {
+  async initGenesis(meta: Array<[string, Uint8Array]> = []): Promise<void> {
     if (this.head) return;
     const genesis = await this.prepareGenesis(null, { rlp: new Uint8Array(), file: 'genesis', offset: 0 });
-    await this.opts.store.putMeta(META_GENESIS, specRecord(this.opts.spec));
-    await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] });
+    await this.storeGenesis(genesis, meta);
+  }
+
+  /**
+   * Block 0 with the genesis record (and `meta`) in one store transaction, which fails when the store
+   * is no longer empty: of two processes initialising one datadir at once, only one makes the chain.
+   */
+  private async storeGenesis(
+    genesis: { block: Block; stateRoot: Uint8Array },
+    meta: Array<[string, Uint8Array]> = [],
+  ): Promise<void> {
+    const records: Array<[string, Uint8Array]> = [[META_GENESIS, specRecord(this.opts.spec)], ...meta];
+    try {
+      await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] }, records);
+    } catch (e) {
+      if (!(e instanceof CommitRejectedError)) throw e;
+      throw new UserError(
+        'another process (an ethtrace start or import on the same --datadir) initialised this datadir first; nothing was written: run the command again once that process has made its chain, or use another --datadir',
+      );
+    }
   }
 
   /**
@@ -395,6 +413,7 @@ export class Importer {
     block: Block,
     stateRoot: Uint8Array,
     receipts: { encoded: Uint8Array[]; json: string[] },
+    meta?: Array<[string, Uint8Array]>,
   ) {
     const changes = await this.state.takeChanges();
     const { trieNodes, code } = this.trieDb.takePending();
@@ -411,6 +430,7 @@ export class Importer {
       trieNodes,
       code,
       ...changes,
+      ...(meta ? { meta } : {}),
     });
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
   }
@@ -426,6 +446,11 @@ async function checkSameChain(store: ChainStore, spec: ChainSpec): Promise<void>
   const stored = await store.getMeta(META_GENESIS);
   if (stored !== null && equalsBytes(stored, specRecord(spec))) return;
   const genesisHash = await store.getCanonicalHash(0n);
+  // `ethtrace start` records its options under this name when it makes a dev chain (src/main.ts).
+  if ((await store.getMeta('dev')) !== null)
+    throw new UserError(
+      `datadir holds a dev chain made by ethtrace start (genesis ${genesisHash ? bytesToHex(genesisHash) : '?'}, head ${head.number}); import into another --datadir`,
+    );
   throw new UserError(
     `datadir holds another chain (genesis ${genesisHash ? bytesToHex(genesisHash) : '?'}, head ${head.number}) made from a different genesis file; use another --datadir`,
   );

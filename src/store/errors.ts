@@ -1,7 +1,100 @@
+import { statfsSync } from 'node:fs';
+import { constants } from 'node:os';
+import { UserError } from '../errors.ts';
+
 /**
  * `commitBlock` refused a block that does not extend the head (a gap, a repeated number) or that is
  * already stored; nothing of it was written. Ingest treats this as a race or a reorg to resolve.
  */
 export class CommitRejectedError extends Error {
   override readonly name = 'CommitRejectedError';
+}
+
+/**
+ * The store cannot be used as it is on disk: a datadir that is not a writable directory, a full
+ * disk, a damaged file. The message says what is wrong and what to do; the CLI prints it as is.
+ */
+export class StoreUnusableError extends UserError {
+  override name = 'StoreUnusableError';
+}
+
+// LMDB's own return codes (lmdb.h); lmdb-js puts them, like errno values, in a numeric `code`.
+const MDB_MAP_FULL = -30792;
+const MDB_INVALID = -30793;
+const MDB_VERSION_MISMATCH = -30794;
+const MDB_PANIC = -30795;
+const MDB_CORRUPTED = -30796;
+const MDB_PAGE_NOTFOUND = -30797;
+const MDB_BAD_TXN = -30782;
+
+const DAMAGED = new Set([MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC, MDB_BAD_TXN]);
+
+/** errno name of a code that node:fs gives as a string and lmdb-js as a number. */
+function errnoName(code: unknown): string | undefined {
+  if (typeof code === 'string') return code;
+  if (typeof code !== 'number' || code <= 0) return undefined;
+  return Object.entries(constants.errno).find(([, n]) => n === code)?.[0];
+}
+
+/**
+ * One line for an error met opening, reading or writing the store in `datadir`, naming what is wrong
+ * and what to do; anything not recognised is returned as it is (a bug to see with its stack).
+ */
+export function storeError(error: unknown, datadir: string): unknown {
+  if (error instanceof UserError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  const fix = (what: string, todo: string) => new StoreUnusableError(`${what}: ${todo}`, { cause: error });
+  if (typeof code === 'number' && DAMAGED.has(code))
+    return damagedStore(datadir, `LMDB: ${error.message}`, error);
+  if (code === MDB_VERSION_MISMATCH)
+    return fix(
+      `the chain store in ${datadir} was written by another LMDB version`,
+      'open it with the ethtrace that made it, or import the chain again into a new --datadir',
+    );
+  if (code === MDB_MAP_FULL)
+    return fix(`the chain store in ${datadir} reached its size limit`, 'import into a new --datadir');
+  switch (errnoName(code)) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return fix(
+        `no space left on the disk of ${datadir}`,
+        'free some space (what was stored before is kept) and run the command again',
+      );
+    case 'EROFS':
+    case 'EACCES':
+    case 'EPERM':
+      return fix(`${datadir} is not writable`, 'give a --datadir this user can write to');
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return fix(`${datadir} is not a directory`, 'give --datadir a directory (it is created if missing)');
+    case 'EIO':
+      // LMDB reports a short write, which is what a full disk gives it, as EIO.
+      if (diskFull(datadir))
+        return storeError(Object.assign(new Error('disk full'), { code: 'ENOSPC' }), datadir);
+      return damagedStore(datadir, `the disk reports an I/O error: ${error.message}`, error);
+    default:
+      return error;
+  }
+}
+
+/**
+ * Below this much free space an I/O error while writing is taken for a full disk: a block's write
+ * transaction is rarely larger, and the failed write itself may have taken what was left.
+ */
+const FULL_DISK_MARGIN_BYTES = 16 * 1024 * 1024;
+
+function diskFull(datadir: string): boolean {
+  try {
+    const fs = statfsSync(datadir);
+    return fs.bavail * fs.bsize < FULL_DISK_MARGIN_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+export function damagedStore(datadir: string, what: string, cause?: unknown): StoreUnusableError {
+  return new StoreUnusableError(
+    `the chain store in ${datadir} is damaged (${what}): restore the datadir from a backup, or import the chain again into a new --datadir`,
+    { cause },
+  );
 }

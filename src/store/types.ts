@@ -52,6 +52,12 @@ export interface BlockWrite {
   storageWipes: Uint8Array[];
   /** Final value of every storage slot this block wrote; an empty value means zero. */
   storage: Array<{ address: Uint8Array; slot: Uint8Array; value: Uint8Array }>;
+  /**
+   * Meta records written in the same transaction (`putMeta`'s). Genesis carries the records that say
+   * what chain the datadir holds, so that of two processes initialising one datadir at once exactly
+   * one makes the chain, and no reader sees a genesis without its records.
+   */
+  meta?: Array<[string, Uint8Array]>;
 }
 
 export interface ChainStore {

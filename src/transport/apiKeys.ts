@@ -121,7 +121,8 @@ export class KeyRing {
     this.reload();
   }
 
-  private reload(): void {
+  /** Reads the keys file now, e.g. right after this process created the first key. */
+  reload(): void {
     if (!this.file) return;
     const stamp = existsSync(this.file.path) ? statSync(this.file.path).mtimeMs : 0;
     if (stamp === this.fileStamp) return;

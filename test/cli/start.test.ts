@@ -67,7 +67,7 @@ describe('ethtrace start and ethtrace keys', () => {
       await stopDev(child);
     }
     const again = await runCli(['keys', 'revoke', 'alice', '--datadir', chain.datadir]);
-    assert.equal(again.code, 1);
+    assert.equal(again.code, 2);
     assert.match(again.stderr, /no active key matches "alice"/);
   });
 
@@ -107,7 +107,7 @@ describe('ethtrace start and ethtrace keys', () => {
         '--hardfork',
         'frontier',
       ]);
-      assert.equal(result.code, 1);
+      assert.equal(result.code, 2);
       assert.match(result.stderr, /--hardfork frontier: one of shanghai, cancun, prague, osaka/);
     } finally {
       empty.cleanup();

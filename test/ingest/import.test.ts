@@ -205,19 +205,19 @@ describe('import of the execution-apis conformance chain', () => {
       join(datadir, 'nope.json'),
       CHAIN,
     ]);
-    assert.equal(missing.code, 1);
+    assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot read genesis file .*nope\.json/);
 
     const malformed = join(dir(), 'malformed.json');
     writeFileSync(malformed, '{"config": {"chainId": 1}, "alloc": ');
     const bad = await runCli(['import', '--datadir', datadir, '--genesis', malformed, CHAIN]);
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 2);
     assert.match(bad.stderr, /is not valid JSON/);
 
     const noConfig = join(dir(), 'no-config.json');
     writeFileSync(noConfig, '{"alloc": {}, "gasLimit": "0x1", "difficulty": "0x1"}');
     const incomplete = await runCli(['import', '--datadir', datadir, '--genesis', noConfig, CHAIN]);
-    assert.equal(incomplete.code, 1);
+    assert.equal(incomplete.code, 2);
     assert.match(incomplete.stderr, /missing "config"/);
     assert.equal(await headOf(datadir), null);
   });

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
-import { CommitRejectedError } from '../errors.ts';
+import { CommitRejectedError, damagedStore, storeError } from '../errors.ts';
 import type { BlockRef, BlockWrite, ChainStore, FlatAccount, TxLocation } from '../types.ts';
 import {
   addressHistoryKey,
@@ -17,6 +17,7 @@ import {
   readUint64,
   slotHistoryKey,
 } from './keys.ts';
+import { checkMetaPages } from './metaPages.ts';
 import {
   decodeAccount,
   decodeBlockChanges,
@@ -34,6 +35,9 @@ import {
 } from './values.ts';
 
 type BinaryDb = Database<Uint8Array, Uint8Array>;
+
+/** The LMDB data file in a datadir (the environment is a directory: see openEnvironment). */
+const DATA_FILE = 'data.mdb';
 
 const BINARY_TABLES = [
   'headers', // block hash → header RLP
@@ -68,22 +72,33 @@ type Tables = Record<BinaryTable, BinaryDb> & {
  */
 const MAP_SIZE = 2 ** 40;
 
+// Blocks remembered as having valid receipt JSON: more than a getLogs range touches at once, and at
+// ~70 bytes a key small enough to keep (the set is emptied when full rather than kept in LRU order).
+const CHECKED_RECEIPTS_KEPT = 16_384;
+const JSON_DECODER = new TextDecoder('utf-8', { fatal: true });
+
 export async function openLmdbStore(path: string, opts: { readOnly?: boolean } = {}): Promise<ChainStore> {
   const readOnly = opts.readOnly ?? false;
   // lmdb-js would create the directory even to fail opening it read-only.
   if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
-  const env = openEnvironment(path, readOnly);
+  let env: RootDatabase;
   try {
-    return new LmdbStore(env, openTables(env, readOnly));
+    if (storeExists(path)) checkMetaPages(join(path, DATA_FILE), path);
+    env = openEnvironment(path, readOnly);
+  } catch (error) {
+    throw storeError(error, path);
+  }
+  try {
+    return new LmdbStore(env, openTables(env, readOnly), path);
   } catch (error) {
     await env.close();
-    throw error;
+    throw storeError(error, path);
   }
 }
 
 /** Whether `path` holds an LMDB environment, i.e. a writer has opened a store there. */
 export function storeExists(path: string): boolean {
-  return existsSync(join(path, 'data.mdb'));
+  return existsSync(join(path, DATA_FILE));
 }
 
 function openEnvironment(path: string, readOnly: boolean): RootDatabase {
@@ -95,6 +110,9 @@ function openEnvironment(path: string, readOnly: boolean): RootDatabase {
   // to fall back to, which keeps that guarantee.
   return open(path, {
     readOnly,
+    // lmdb-js takes a path with an extension (`dev.1`) for a single-file store; a datadir is always a
+    // directory, which also holds the keys file.
+    noSubdir: false,
     mapSize: MAP_SIZE,
     maxDbs: BINARY_TABLES.length + 2,
     // Values are hashes, RLP and hex-heavy JSON served as is: decompressing on every read would cost
@@ -132,10 +150,23 @@ function openTable<V>(
 class LmdbStore implements ChainStore {
   readonly #env: RootDatabase;
   readonly #db: Tables;
+  readonly #path: string;
+  /** Blocks whose stored receipt JSON parsed, so that each is parsed once, not on every request. */
+  readonly #checkedReceipts = new Set<string>();
 
-  constructor(env: RootDatabase, tables: Tables) {
+  constructor(env: RootDatabase, tables: Tables, path: string) {
     this.#env = env;
     this.#db = tables;
+    this.#path = path;
+  }
+
+  /** One synchronous write transaction; LMDB's numeric errors (a full disk) become a clear one. */
+  #write(body: () => void): void {
+    try {
+      this.#env.transactionSync(body);
+    } catch (error) {
+      throw storeError(error, this.#path);
+    }
   }
 
   async getHead(): Promise<BlockRef | null> {
@@ -177,7 +208,15 @@ class LmdbStore implements ChainStore {
   }
 
   async getBlockReceiptsJson(blockHash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.receiptsJson.get(blockHash));
+    const json = bytesOrNull(this.#db.receiptsJson.get(blockHash));
+    if (json === null) return null;
+    const key = bytesToHex(blockHash);
+    if (!this.#checkedReceipts.has(key)) {
+      this.#checkJson(json, `the JSON receipts of block ${key}`);
+      if (this.#checkedReceipts.size >= CHECKED_RECEIPTS_KEPT) this.#checkedReceipts.clear();
+      this.#checkedReceipts.add(key);
+    }
+    return json;
   }
 
   async getReceiptJson(blockHash: Uint8Array, index: number): Promise<Uint8Array | null> {
@@ -187,7 +226,22 @@ class LmdbStore implements ChainStore {
     const range = boundaries === undefined ? null : receiptByteRange(boundaries, index);
     if (range === null) return null;
     const text = this.#db.receiptsJson.getBinaryFast(blockHash);
-    return text === undefined ? null : Uint8Array.prototype.slice.call(text, range[0], range[1]);
+    if (text === undefined) return null;
+    const json: Uint8Array = Uint8Array.prototype.slice.call(text, range[0], range[1]);
+    this.#checkJson(json, `the JSON receipt ${index} of block ${bytesToHex(blockHash)}`);
+    return json;
+  }
+
+  /**
+   * Stored receipt JSON is served as it is (RawJson); a damaged byte must become an error answer,
+   * never invalid JSON in a 200 response.
+   */
+  #checkJson(json: Uint8Array, what: string): void {
+    try {
+      JSON.parse(JSON_DECODER.decode(json));
+    } catch {
+      throw damagedStore(this.#path, `${what} is not valid JSON`);
+    }
   }
 
   async getTrieNode(hash: Uint8Array): Promise<Uint8Array | null> {
@@ -220,7 +274,7 @@ class LmdbStore implements ChainStore {
   }
 
   async putMeta(key: string, value: Uint8Array): Promise<void> {
-    this.#env.transactionSync(() => this.#db.meta.putSync(metaKey(key), value));
+    this.#write(() => this.#db.meta.putSync(metaKey(key), value));
   }
 
   async commitBlock(block: BlockWrite): Promise<void> {
@@ -230,15 +284,16 @@ class LmdbStore implements ChainStore {
     const receiptsJson = renderReceiptsJson(block.receiptsJson);
     // Default flags (abortable, synchronous commit flushed before returning): a resolved
     // commitBlock is on disk, and a throw inside aborts the whole block.
-    this.#env.transactionSync(() => {
+    this.#write(() => {
       this.#checkExtendsHead(block);
       this.#writeBlock(block, receipts, receiptsJson);
+      for (const [key, value] of block.meta ?? []) this.#db.meta.putSync(metaKey(key), value);
     });
   }
 
   async unwindTo(number: bigint): Promise<void> {
     if (number < 0n) throw new RangeError(`cannot unwind to block ${number}`);
-    this.#env.transactionSync(() => {
+    this.#write(() => {
       const head = this.#readHead();
       for (let n = head?.number ?? -1n; n > number; n--) this.#removeBlock(n);
     });
