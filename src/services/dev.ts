@@ -8,7 +8,7 @@ import {
   TransactionType,
   type TypedTransaction,
 } from '@ethereumjs/tx';
-import { Account, Address } from '@ethereumjs/util';
+import { Account, Address, equalsBytes, KECCAK256_NULL } from '@ethereumjs/util';
 import secp256k1 from 'secp256k1';
 import { keccak256, loadPeerDasSetup } from '../chain/crypto.ts';
 import type { CallRequest } from '../exec/callRequest.ts';
@@ -230,14 +230,20 @@ export class DevService {
     return null;
   }
 
+  /** The pooled transactions of one sender by nonce, made on first use. */
+  private senderPool(sender: string): Map<bigint, Pooled> {
+    let mine = this.pool.get(sender);
+    if (!mine) {
+      mine = new Map();
+      this.pool.set(sender, mine);
+    }
+    return mine;
+  }
+
   private async submit(tx: TypedTransaction): Promise<Uint8Array> {
     const sender = await this.check(tx);
     const key = sender.toString();
-    let mine = this.pool.get(key);
-    if (!mine) {
-      mine = new Map();
-      this.pool.set(key, mine);
-    }
+    const mine = this.senderPool(key);
     const replaced = mine.get(tx.nonce);
     if (replaced && !outbids(tx, replaced.tx)) {
       throw new ServerError('replacement transaction underpriced');
@@ -351,11 +357,7 @@ export class DevService {
         const tx = createTxFromRLP(raw, { common });
         const sender = await this.check(tx);
         const key = sender.toString();
-        let mine = this.pool.get(key);
-        if (!mine) {
-          mine = new Map();
-          this.pool.set(key, mine);
-        }
+        const mine = this.senderPool(key);
         mine.set(tx.nonce, { tx, sender, arrival: this.arrivals++ });
         restored++;
       } catch (e) {
@@ -554,6 +556,13 @@ export class DevService {
       throw new ServerError(`invalid sender: ${firstLine((e as Error).message)}`);
     }
     const account = await this.importer.headState.getAccount(sender);
+    // EIP-3607: an account with code cannot send (a 7702 delegation excepted). Refused here, as geth's
+    // pool does, since the block it would be mined into could not include it.
+    if (account && !equalsBytes(account.codeHash, KECCAK256_NULL)) {
+      const code = await this.importer.headState.getCode(sender);
+      if (!(code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00))
+        throw new ServerError(`sender not an eoa: ${sender} has code`);
+    }
     const nonce = account?.nonce ?? 0n;
     if (tx.nonce < nonce) throw new ServerError(`nonce too low: next nonce ${nonce}, tx nonce ${tx.nonce}`);
     const header = this.importer.headHeader;

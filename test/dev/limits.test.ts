@@ -49,6 +49,25 @@ describe('dev chain: values a chain cannot hold are refused with -32602, and not
     assert.equal(await rpc(dev().url, 'eth_getBalance', [TARGET, 'latest']), hex((1n << 256n) - 1n));
   });
 
+  it('a send from an account that has code (EIP-3607) is refused, not mined into a failing block', async () => {
+    const sender = devAccount(7).address;
+    await rpc(dev().url, 'anvil_setCode', [sender, '0x6000']);
+    const before = await head();
+    const e = await rpcFailure(dev().url, 'eth_sendTransaction', [
+      { from: sender, to: OTHER, value: '0x1', gas: '0x5208' },
+    ]);
+    assert.equal(e.code, -32000, e.message);
+    assert.match(e.message, /sender not an eoa/);
+    assert.equal(await head(), before, 'no block was written');
+    // A 7702 delegation designator is not code in EIP-3607's sense: such an account still sends.
+    await rpc(dev().url, 'anvil_setCode', [sender, `0xef0100${'11'.repeat(20)}`]);
+    const hash = await rpc<string>(dev().url, 'eth_sendTransaction', [
+      { from: sender, to: OTHER, value: '0x1', gas: '0x5208' },
+    ]);
+    const receipt = await rpc<{ status: string }>(dev().url, 'eth_getTransactionReceipt', [hash]);
+    assert.equal(receipt.status, '0x1');
+  });
+
   it('a mine of more than MAX_MINE_BLOCKS blocks, in each of its forms', async () => {
     const before = await head();
     const over = MAX_MINE_BLOCKS + 1;

@@ -47,8 +47,13 @@ const MAX_TIME_STEP = 86_400;
 // (year 36,812) is a valid timestamp past every scheduled fork of the dev chain, which has none ahead.
 const MAX_TIMESTAMP = 2_000_000_000;
 const TIME_PAST_U64: Array<[string, unknown]> = [['2^64 seconds', `0x${(2n ** 64n).toString(16)}`]];
-// anvil takes a nonce as a hex string or a JSON integer; a nonce is a uint64 (EIP-2681).
+// anvil takes a nonce or a balance as a hex string or a JSON integer; a nonce is a uint64 (EIP-2681).
 const NONCE = k.devNumber(1000, [['nonce of 2^64', `0x${(2n ** 64n).toString(16)}`]]);
+// The same for a balance, a uint256.
+const BALANCE = k.devNumber(1_000_000, [
+  ['balance of 2^256', `0x${(2n ** 256n).toString(16)}`],
+  ['balance above 2^256', `0x${(2n ** 256n * 4096n + 7n).toString(16)}`],
+]);
 
 const subscribeLogs = (ctx: k.FuzzContext) => k.logFilter.valid(ctx).map((f): unknown[] => ['logs', f]);
 
@@ -179,8 +184,8 @@ export const METHOD_SPECS: Record<string, MethodSpec> = {
   // A timestamp in the past is an execution error; one past a uint64 must be refused.
   evm_setNextBlockTimestamp: { params: [req(k.devNumber(MAX_TIMESTAMP, TIME_PAST_U64))] },
   anvil_setNextBlockTimestamp: { params: [req(k.devNumber(MAX_TIMESTAMP, TIME_PAST_U64))] },
-  anvil_setBalance: { params: [req(k.address), req(k.quantity(256))] },
-  hardhat_setBalance: { params: [req(k.address), req(k.quantity(256))] },
+  anvil_setBalance: { params: [req(k.address), req(BALANCE)] },
+  hardhat_setBalance: { params: [req(k.address), req(BALANCE)] },
   anvil_setNonce: { params: [req(k.address), req(NONCE)] },
   hardhat_setNonce: { params: [req(k.address), req(NONCE)] },
   anvil_setCode: { params: [req(k.address), req(k.data)] },
