@@ -14,7 +14,7 @@ import {
   toChecksumAddress,
 } from '@ethereumjs/util';
 import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
-import { InvalidParams, ServerError } from '../rpc/errors.ts';
+import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from './callRequest.ts';
 import {
@@ -487,7 +487,8 @@ export class CallSession {
 
 /**
  * A block override's number and time must leave the block in its fork: the session runs the
- * block's fork rules, and running another fork's block under them would answer wrongly.
+ * block's fork rules, and running another fork's block under them would answer wrongly. The
+ * parameters are well-formed, so this is the server declining (-32000), not a bad parameter.
  */
 function checkSameFork(
   chain: ChainService,
@@ -500,12 +501,12 @@ function checkSameFork(
   try {
     fork = chain.commonAt(number, time).hardfork();
   } catch (e) {
-    throw new InvalidParams(
+    throw new ServerError(
       `block overrides: number ${number} and time ${time} name no valid fork (${e instanceof Error ? e.message : String(e)})`,
     );
   }
   if (fork !== common.hardfork()) {
-    throw new InvalidParams(
+    throw new ServerError(
       `block overrides: number ${number} and time ${time} are in fork ${fork}, block ${header.number} is in ${common.hardfork()}; overrides may not change the fork`,
     );
   }

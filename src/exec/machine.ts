@@ -4,7 +4,7 @@ import { type EVM, paramsEVM } from '@ethereumjs/evm';
 import { paramsTx } from '@ethereumjs/tx';
 import type { Account, Address } from '@ethereumjs/util';
 import { createVM, paramsVM, type VM } from '@ethereumjs/vm';
-import { InvalidParams } from '../rpc/errors.ts';
+import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides } from './callRequest.ts';
 import { OverlayStateManager } from './overlayState.ts';
@@ -203,8 +203,9 @@ export function blockEnvironment(
   try {
     block = environmentBlock(data, common);
   } catch (e) {
-    // Whatever else ethereumjs refuses in a header is an override that describes no valid block.
-    throw new InvalidParams(`block overrides: ${e instanceof Error ? e.message : String(e)}`);
+    // Whatever else ethereumjs refuses in a header is an override that describes no valid block:
+    // well-formed parameters the server cannot simulate (-32000).
+    throw new ServerError(`block overrides: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (overrides?.blobBaseFee !== undefined && block.header.excessBlobGas !== undefined)
     setBlobBaseFee(block, overrides.blobBaseFee);

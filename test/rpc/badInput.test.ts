@@ -224,7 +224,7 @@ describe('bad input over HTTP and WebSocket', () => {
     }
   });
 
-  it('takes block overrides that keep the block valid, and refuses the others with -32602', async () => {
+  it('takes block overrides that keep the block valid, and declines the others with -32000', async () => {
     for (const [method, params] of WITH_ENV) {
       // Before London a base fee changes nothing (geth's rules never read one), and as in geth a
       // block gas limit below the call's gas binds no call.
@@ -236,7 +236,7 @@ describe('bad input over HTTP and WebSocket', () => {
         const what = `${method} at ${block} with ${JSON.stringify(env)}: ${JSON.stringify(answer)}`;
         assert.equal(answer.error, undefined, what);
       }
-      // A number or time in another fork than the block's: refused, naming the fork.
+      // A number or time in another fork than the block's: well-formed, but declined, naming the fork.
       for (const [block, env] of [
         ['0x10', { number: '0x1e' }],
         ['0x10', { time: '0xffffffff' }],
@@ -244,7 +244,7 @@ describe('bad input over HTTP and WebSocket', () => {
       ] as const) {
         const answer = await call(method, params(transfer, block, env));
         const what = `${method} at ${block} with ${JSON.stringify(env)}: ${JSON.stringify(answer)}`;
-        assert.equal(answer.error?.code, -32602, what);
+        assert.equal(answer.error?.code, -32000, what);
         assert.match(answer.error?.message ?? '', /^block overrides: .*fork/, what);
       }
     }
