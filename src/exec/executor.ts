@@ -106,6 +106,10 @@ export class CallSession {
     opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
   ): Promise<CallSession> {
     const common = simulationCommon(chain.commonAt(header.number, header.timestamp));
+    const env = opts.blockOverrides;
+    if (env && (env.number !== undefined || env.time !== undefined)) {
+      checkSameFork(chain, header, common, env.number ?? header.number, env.time ?? header.timestamp);
+    }
     const state = new OverlayStateManager(stateAtBlock(chain.store, header.number));
     const machine = await acquireMachine(common, chain, state);
     const block = opts.blockOverrides
@@ -198,13 +202,23 @@ export class CallSession {
   }
 
   private async run(
-    call: CallRequest,
+    request: CallRequest,
     index: number,
     tracer: ExecutionTracer | null,
     options: SimulateOptions,
   ): Promise<SimulatedCall> {
-    const caller = new Address(call.from ?? new Uint8Array(20));
     const baseFee = this.block.header.baseFeePerGas;
+    // Before London (no base fee) geth's message takes only gasPrice: EIP-1559 fee fields play no
+    // part (its ToMessage), where a fork without EIP-1559 could not even build the transaction.
+    let call = request;
+    if (
+      baseFee === undefined &&
+      (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined)
+    ) {
+      const { maxFeePerGas: _fee, maxPriorityFeePerGas: _tip, ...legacy } = call;
+      call = legacy;
+    }
+    const caller = new Address(call.from ?? new Uint8Array(20));
     const price = effectivePrice(call, baseFee, index);
     // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do; likewise
     // a blob call with no blob fee cap sees a zero blob base fee (geth).
@@ -468,6 +482,33 @@ export class CallSession {
         await this.state.putStorage(address, setLengthLeft(slot, 32), value);
       }
     }
+  }
+}
+
+/**
+ * A block override's number and time must leave the block in its fork: the session runs the
+ * block's fork rules, and running another fork's block under them would answer wrongly. The
+ * parameters are well-formed, so this is the server declining (-32000), not a bad parameter.
+ */
+function checkSameFork(
+  chain: ChainService,
+  header: BlockHeader,
+  common: Common,
+  number: bigint,
+  time: bigint,
+) {
+  let fork: string;
+  try {
+    fork = chain.commonAt(number, time).hardfork();
+  } catch (e) {
+    throw new ServerError(
+      `block overrides: number ${number} and time ${time} name no valid fork (${e instanceof Error ? e.message : String(e)})`,
+    );
+  }
+  if (fork !== common.hardfork()) {
+    throw new ServerError(
+      `block overrides: number ${number} and time ${time} are in fork ${fork}, block ${header.number} is in ${common.hardfork()}; overrides may not change the fork`,
+    );
   }
 }
 

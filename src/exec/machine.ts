@@ -4,6 +4,7 @@ import { type EVM, paramsEVM } from '@ethereumjs/evm';
 import { paramsTx } from '@ethereumjs/tx';
 import type { Account, Address } from '@ethereumjs/util';
 import { createVM, paramsVM, type VM } from '@ethereumjs/vm';
+import { ServerError } from '../rpc/errors.ts';
 import type { ChainService } from '../services/chain.ts';
 import type { BlockOverrides } from './callRequest.ts';
 import { OverlayStateManager } from './overlayState.ts';
@@ -188,12 +189,24 @@ export function blockEnvironment(
   if (overrides) {
     if (overrides.number !== undefined) data.number = overrides.number;
     if (overrides.time !== undefined) data.timestamp = overrides.time;
-    if (overrides.gasLimit !== undefined) data.gasLimit = overrides.gasLimit;
+    if (overrides.gasLimit !== undefined) {
+      data.gasLimit = overrides.gasLimit;
+      // The gas the real block used says nothing about the simulated one, and a header may not use
+      // more than its limit. As in geth, the limit binds no call (GASLIMIT reads it).
+      data.gasUsed = 0n;
+    }
     if (overrides.feeRecipient !== undefined) data.coinbase = overrides.feeRecipient;
     if (overrides.prevRandao !== undefined) data.mixHash = overrides.prevRandao;
     if (overrides.baseFeePerGas !== undefined) data.baseFeePerGas = overrides.baseFeePerGas;
   }
-  const block = environmentBlock(data, common);
+  let block: Block;
+  try {
+    block = environmentBlock(data, common);
+  } catch (e) {
+    // Whatever else ethereumjs refuses in a header is an override that describes no valid block:
+    // well-formed parameters the server cannot simulate (-32000).
+    throw new ServerError(`block overrides: ${e instanceof Error ? e.message : String(e)}`);
+  }
   if (overrides?.blobBaseFee !== undefined && block.header.excessBlobGas !== undefined)
     setBlobBaseFee(block, overrides.blobBaseFee);
   return block;
@@ -207,6 +220,12 @@ export function blockEnvironment(
  * getBlobGasPrice.
  */
 export function environmentBlock(data: Record<string, unknown>, common: Common): Block {
+  if (!common.isActivatedEIP(1559) && data.baseFeePerGas !== undefined) {
+    // Before London a block has no base fee: geth's rules then never read one, so a base fee (an
+    // override, or the zero given to calls that name no fee) changes nothing and is dropped.
+    const { baseFeePerGas: _, ...rest } = data;
+    data = rest;
+  }
   const baseFee = data.baseFeePerGas as bigint | string | undefined;
   const london = common.hardforkBlock(Hardfork.London);
   const pinned =

@@ -1,5 +1,5 @@
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../exec/callRequest.ts';
-import { address, data, hash, ParamProblem, quantity, quoted, smallQuantity } from './params.ts';
+import { address, data, hash, ParamProblem, quantity, quoted, uint64 } from './params.ts';
 
 /**
  * A JSON call object (eth_call, trace_call, trace_callMany) → CallRequest. Accepts both `data` and
@@ -11,16 +11,19 @@ export function callObject(value: unknown): CallRequest {
   if (o.from !== undefined && o.from !== null) call.from = field('from', () => address(o.from));
   if (o.to !== undefined) call.to = o.to === null ? null : field('to', () => address(o.to));
   for (const name of [
-    'gas',
     'gasPrice',
     'maxFeePerGas',
     'maxPriorityFeePerGas',
     'value',
-    'nonce',
     'maxFeePerBlobGas',
   ] as const) {
     const v = o[name];
     if (v !== undefined && v !== null) call[name] = field(name, () => quantity(v));
+  }
+  // geth types these as hexutil.Uint64: 2^64 or more is a bad parameter, not a call to run.
+  for (const name of ['gas', 'nonce'] as const) {
+    const v = o[name];
+    if (v !== undefined && v !== null) call[name] = field(name, () => uint64(v));
   }
   if (
     call.gasPrice !== undefined &&
@@ -41,9 +44,9 @@ export function callObject(value: unknown): CallRequest {
     call.data = fromData;
   }
   if (o.type !== undefined && o.type !== null) {
-    const type = field('type', () => smallQuantity(o.type));
-    if (type > 4) throw new ParamProblem(`unsupported transaction type ${type}`);
-    call.type = type;
+    const type = field('type', () => uint64(o.type));
+    if (type > 4n) throw new ParamProblem(`unsupported transaction type ${type}`);
+    call.type = Number(type);
   }
   if (o.accessList !== undefined && o.accessList !== null) {
     call.accessList = array(o.accessList, 'accessList').map((entry, i) => {

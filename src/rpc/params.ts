@@ -95,6 +95,13 @@ function decimalBlockNumber(value: string): bigint {
   return BigInt(`0${digits}`);
 }
 
+/** A quantity geth types as hexutil.Uint64 (a call's gas, nonce, type): at most 2^64 − 1. */
+export function uint64(value: unknown): bigint {
+  const n = quantity(value);
+  if (n > MAX_UINT64) throw new ParamProblem('hex number > 64 bits');
+  return n;
+}
+
 /** A small quantity (an index, a count) that must fit a JS number. */
 export function smallQuantity(value: unknown): number {
   const n = quantity(value);

@@ -172,4 +172,92 @@ describe('bad input over HTTP and WebSocket', () => {
       ws.close();
     }
   });
+
+  // Call objects and the overrides that go with them (issue 10, item 13).
+  const RICH = '0x14e46043e63d0e3cdcf2530519f4cfaf35058cb2';
+  const transfer = { from: RICH, to: `0x${'11'.repeat(20)}`, value: '0x1' };
+  /** Every method that takes a call object, with the call and a block in their places. */
+  const WITH_CALL: Array<[string, (call: unknown, block: string) => unknown[]]> = [
+    ['eth_call', (c, b) => [c, b]],
+    ['eth_estimateGas', (c, b) => [c, b]],
+    ['eth_createAccessList', (c, b) => [c, b]],
+    ['trace_call', (c, b) => [c, ['trace'], b]],
+    ['trace_callMany', (c, b) => [[[c, ['trace']]], b]],
+    ['debug_traceCall', (c, b) => [c, b, {}]],
+  ];
+  /** Each method's way to pass block overrides, after a call and a block. */
+  const WITH_ENV: Array<[string, (call: unknown, block: string, env: unknown) => unknown[]]> = [
+    ['eth_call', (c, b, e) => [c, b, {}, e]],
+    ['eth_estimateGas', (c, b, e) => [c, b, {}, e]],
+    ['trace_call', (c, b, e) => [c, ['trace'], b, {}, e]],
+    ['trace_callMany', (c, b, e) => [[[c, ['trace']]], b, { blockOverrides: e }]],
+    ['debug_traceCall', (c, b, e) => [c, b, { blockOverrides: e }]],
+  ];
+  const TWO_TO_64 = '0x10000000000000000';
+
+  it('answers a call whose gas, nonce or type is 2^64 or more with -32602 (geth: hexutil.Uint64)', async () => {
+    const methods = [...WITH_CALL, ['eth_sendTransaction', (c: unknown) => [c]] as const];
+    for (const [method, params] of methods) {
+      for (const name of ['gas', 'nonce', 'type']) {
+        for (const value of [TWO_TO_64, '0x10000000000000000007']) {
+          const answer = await call(method, params({ ...transfer, [name]: value }, 'latest'));
+          const what = `${method} ${name}=${value}: ${JSON.stringify(answer)}`;
+          assert.equal(answer.error?.code, -32602, what);
+          assert.match(answer.error?.message ?? '', new RegExp(`${name}: hex number > 64 bits`), what);
+        }
+      }
+    }
+    // 2^64 − 1 is still a nonce: the call runs.
+    assert.equal(
+      (await call('eth_call', [{ ...transfer, nonce: '0xffffffffffffffff' }, 'latest'])).result,
+      '0x',
+    );
+  });
+
+  it('runs a call with EIP-1559 fee fields on a block before London, as geth does', async () => {
+    for (const [method, params] of WITH_CALL) {
+      const answer = await call(
+        method,
+        params({ ...transfer, maxPriorityFeePerGas: '0x1', maxFeePerGas: '0x2' }, '0x10'),
+      );
+      assert.equal(answer.error, undefined, `${method}: ${JSON.stringify(answer)}`);
+    }
+  });
+
+  it('takes block overrides that keep the block valid, and declines the others with -32000', async () => {
+    for (const [method, params] of WITH_ENV) {
+      // Before London a base fee changes nothing (geth's rules never read one), and as in geth a
+      // block gas limit below the call's gas binds no call.
+      for (const [block, env] of [
+        ['0x10', { baseFeePerGas: '0x7' }],
+        ['0x1c', { gasLimit: '0x2' }],
+      ] as const) {
+        const answer = await call(method, params(transfer, block, env));
+        const what = `${method} at ${block} with ${JSON.stringify(env)}: ${JSON.stringify(answer)}`;
+        assert.equal(answer.error, undefined, what);
+      }
+      // A number or time in another fork than the block's: well-formed, but declined, naming the fork.
+      for (const [block, env] of [
+        ['0x10', { number: '0x1e' }],
+        ['0x10', { time: '0xffffffff' }],
+        ['0x10', { number: '0x1e', time: '0xffffffff' }],
+      ] as const) {
+        const answer = await call(method, params(transfer, block, env));
+        const what = `${method} at ${block} with ${JSON.stringify(env)}: ${JSON.stringify(answer)}`;
+        assert.equal(answer.error?.code, -32000, what);
+        assert.match(answer.error?.message ?? '', /^block overrides: .*fork/, what);
+      }
+    }
+  });
+
+  it('refuses trace_callMany options whose overrides are not objects', async () => {
+    for (const name of ['stateOverrides', 'blockOverrides']) {
+      for (const value of [false, 0, '', true]) {
+        const answer = await call('trace_callMany', [[[transfer, ['trace']]], 'latest', { [name]: value }]);
+        const what = `${name}: ${JSON.stringify(value)}: ${JSON.stringify(answer)}`;
+        assert.equal(answer.error?.code, -32602, what);
+        assert.match(answer.error?.message ?? '', /must be an object/, what);
+      }
+    }
+  });
 });

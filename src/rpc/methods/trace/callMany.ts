@@ -25,8 +25,13 @@ function options(value: unknown): { stateOverrides?: StateOverrides; blockOverri
     throw new ParamProblem('options must be an object');
   const o = value as Record<string, unknown>;
   return {
-    ...(o.stateOverrides ? { stateOverrides: stateOverrides(o.stateOverrides) } : {}),
-    ...(o.blockOverrides ? { blockOverrides: blockOverrides(o.blockOverrides) } : {}),
+    // Only absence (or null) means "none": `false`, 0 or "" is a mistake to name, not to ignore.
+    ...(o.stateOverrides !== undefined && o.stateOverrides !== null
+      ? { stateOverrides: stateOverrides(o.stateOverrides) }
+      : {}),
+    ...(o.blockOverrides !== undefined && o.blockOverrides !== null
+      ? { blockOverrides: blockOverrides(o.blockOverrides) }
+      : {}),
   };
 }
 
