@@ -250,6 +250,39 @@ describe('bad input over HTTP and WebSocket', () => {
     }
   });
 
+  it("types every field of geth's trace config whichever tracer runs, before the block is looked up", async () => {
+    const unknownBlock = `0x${'ab'.repeat(32)}`;
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ tracer: 5 }, /tracer: expected a tracer name/],
+      [{ tracer: {} }, /tracer: expected a tracer name/],
+      [{ tracer: 'callTracer', enableMemory: 1 }, /enableMemory: expected a boolean/],
+      [{ tracer: 'noopTracer', enableReturnData: 'yes' }, /enableReturnData: expected a boolean/],
+      [{ disableStack: 'true' }, /disableStack: expected a boolean/],
+      [{ tracer: 'prestateTracer', limit: -1 }, /limit: expected a non-negative integer/],
+      [{ limit: '8' }, /limit: expected a non-negative integer/],
+      [{ tracer: '', tracerConfig: { onlyTopCall: 'true' } }, /tracerConfig.onlyTopCall: expected a boolean/],
+      [{ tracer: 'callTracer', tracerConfig: { diffMode: 0 } }, /tracerConfig.diffMode: expected a boolean/],
+    ];
+    for (const [config, message] of bad) {
+      for (const [method, params] of [
+        ['debug_traceBlockByHash', [unknownBlock, config]],
+        ['debug_traceTransaction', [unknownBlock, config]],
+        ['debug_traceCall', [CALL, 'latest', config]],
+      ] as const) {
+        const answer = await call(method, [...params]);
+        assert.equal(answer.error?.code, -32602, `${method} ${JSON.stringify(config)}`);
+        assert.match(answer.error?.message ?? '', message);
+      }
+    }
+    // Well-typed fields the chosen tracer does not read are taken, as geth takes them.
+    const ok = await call('debug_traceCall', [
+      CALL,
+      'latest',
+      { tracer: 'callTracer', enableMemory: true, limit: 3, tracerConfig: { diffMode: false } },
+    ]);
+    assert.equal(ok.error, undefined, JSON.stringify(ok.error));
+  });
+
   it('refuses trace_callMany options whose overrides are not objects', async () => {
     for (const name of ['stateOverrides', 'blockOverrides']) {
       for (const value of [false, 0, '', true]) {

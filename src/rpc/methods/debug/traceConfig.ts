@@ -45,22 +45,28 @@ export function traceCallConfig(value: unknown): TraceCallOptions {
   };
 }
 
+// Fields of geth's tracerConfig for its native tracers: each is a boolean whichever tracer runs.
+const TRACER_CONFIG_FLAGS = ['onlyTopCall', 'withLog', 'diffMode', 'disableCode', 'disableStorage'];
+
+/**
+ * geth decodes the whole TraceConfig into typed fields before it picks a tracer, so a field of the
+ * wrong type is refused (-32602) even where the chosen tracer would not read it.
+ */
 function tracerOf(o: Record<string, unknown>): GethTracerConfig {
   const name = o.tracer;
+  if (name !== undefined && name !== null && typeof name !== 'string')
+    throw new ParamProblem('tracer: expected a tracer name (a string)');
   const config =
     o.tracerConfig === undefined || o.tracerConfig === null ? {} : object(o.tracerConfig, 'tracerConfig');
-  if (name === undefined || name === null || name === '') {
-    return {
-      tracer: 'structLogger',
-      options: {
-        disableStack: flag(o, 'disableStack'),
-        disableStorage: flag(o, 'disableStorage'),
-        enableMemory: flag(o, 'enableMemory'),
-        enableReturnData: flag(o, 'enableReturnData'),
-        limit: o.limit === undefined || o.limit === null ? 0 : count(o.limit, 'limit'),
-      },
-    };
-  }
+  for (const field of TRACER_CONFIG_FLAGS) flag(config, field, 'tracerConfig.');
+  const logger = {
+    disableStack: flag(o, 'disableStack'),
+    disableStorage: flag(o, 'disableStorage'),
+    enableMemory: flag(o, 'enableMemory'),
+    enableReturnData: flag(o, 'enableReturnData'),
+    limit: o.limit === undefined || o.limit === null ? 0 : count(o.limit, 'limit'),
+  };
+  if (name === undefined || name === null || name === '') return { tracer: 'structLogger', options: logger };
   switch (name) {
     case 'callTracer':
       return {
@@ -104,10 +110,10 @@ export function duration(value: unknown): number {
   return parts.reduce((ms, m) => ms + Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000), 0);
 }
 
-function flag(o: Record<string, unknown>, name: string): boolean {
+function flag(o: Record<string, unknown>, name: string, prefix = ''): boolean {
   const v = o[name];
   if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') throw new ParamProblem(`${name}: expected a boolean`);
+  if (typeof v !== 'boolean') throw new ParamProblem(`${prefix}${name}: expected a boolean`);
   return v;
 }
 
