@@ -184,13 +184,9 @@ export class RpcServer {
       return plain(res, 415, 'invalid content type, only application/json is supported\n');
     const declared = Number(req.headers['content-length'] ?? 0);
     const limit = this.opts.limits.maxBodyBytes;
-    // Refused bodies are not read: `connection: close` ends the connection once the 413 is sent,
-    // where keep-alive would make Node read (and discard) the rest of the body first.
-    if (declared > limit)
-      return plain(res, 413, `content length too large (${declared}>${limit})\n`, { connection: 'close' });
+    if (declared > limit) return refuseBody(req, res, `content length too large (${declared}>${limit})\n`);
     const body = await readBody(req, limit);
-    if (body === null)
-      return plain(res, 413, `content length too large (>${limit})\n`, { connection: 'close' });
+    if (body === null) return refuseBody(req, res, `content length too large (>${limit})\n`);
     const answer = await this.opts.handle(body, null);
     if (answer === null) {
       res.writeHead(200, { 'content-length': '0' });
@@ -263,7 +259,12 @@ export class RpcServer {
         })
         .catch(() => ws.close(1011, 'internal error'));
     });
-    ws.on('error', () => ws.terminate());
+    ws.on('error', () => {
+      // On a protocol error (1009 for a message over the limit) ws has already sent its close frame:
+      // cutting the socket now would lose it, and the client would see only 1006.
+      if (ws.readyState === ws.CLOSING) setTimeout(() => ws.terminate(), SLOW_CLIENT_CLOSE_MS).unref();
+      else ws.terminate();
+    });
   }
 
   /** Closes the sockets opened with keys that are no longer accepted (revoked with `ethtrace keys`). */
@@ -326,6 +327,33 @@ function plain(
 }
 
 /**
+ * After a 413, the rest of a body is read and dropped for at most this many bytes and this long. A
+ * client that writes its whole body before it reads (Node's fetch does) must still see the 413:
+ * closing with its data unread sends a reset that destroys the answer on the way. Past either bound
+ * the connection is cut, so an endless body holds nothing (nginx's lingering close, 30 s there).
+ */
+const LINGER_BYTES = 32 * 1024 * 1024;
+const LINGER_MS = 5_000;
+
+/** Answers 413 at once, then drains the refused body within the linger bounds. */
+function refuseBody(req: IncomingMessage, res: ServerResponse, text: string): void {
+  // Kept alive rather than `connection: close`: Node destroys a closing socket as soon as the answer
+  // is written, unread data and all. A body that ends within the bounds leaves the connection usable.
+  plain(res, 413, text);
+  let drained = 0;
+  const cut = () => req.socket.destroy();
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > LINGER_BYTES) cut();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
+/**
  * The body as text, or null as soon as it exceeds `limit` bytes: reading stops there, since a chunked
  * body (no content-length) may never end, and the caller answers 413 and closes the connection.
  */
@@ -340,7 +368,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
         return;
       }
       req.off('data', onData);
-      req.pause();
       chunks.length = 0;
       resolve(null);
     };
