@@ -164,6 +164,13 @@ async function startCommand(o: StartOptions): Promise<void> {
   // Nothing (a datadir, a dev chain, a key) is made for a server that cannot listen. The real bind
   // comes later and can still lose a race for the port; the key is created only after it succeeded.
   await checkPortFree(config.host, config.port);
+  // Listened for before anything is made or printed: a supervisor (or a test) that stops the server
+  // the moment it reads the "serving" line must find the handler installed, not Node's default,
+  // which kills the process mid-write. A stop asked for during start-up takes effect once it is up.
+  const stopRequested = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
   prepareDatadir(datadir);
   const dev = await openDevChain(datadir, devFlags);
   const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
@@ -209,11 +216,7 @@ async function startCommand(o: StartOptions): Promise<void> {
     await store.close();
     throw e;
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await stopRequested;
   process.stdout.write('stopping\n');
   await dev?.service.stop();
   await app.close();
