@@ -231,7 +231,7 @@ export async function runExecution<J extends ExecutionJob>(
   job: J,
 ): Promise<ExecutionAnswer<J>> {
   const header = await chain.header(job.blockHash);
-  if (!header) throw new Error('block header missing from the store');
+  if (!header) throw new ServerError('block not found: the chain was rewound while it was read');
   const session = await CallSession.open(chain, header, { gasCap: limits.gasCap, ...job.overrides });
   try {
     const context = { chain, limits, header, session };

@@ -1,5 +1,6 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress } from '@ethereumjs/util';
+import { ServerError } from '../../rpc/errors.ts';
 import type { ChainService } from '../../services/chain.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../callRequest.ts';
 import { CallSession } from '../executor.ts';
@@ -87,7 +88,7 @@ async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise
 
 async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<Uint8Array> {
   const header = await chain.header(job.blockHash);
-  if (!header) throw new Error('block header missing from the store');
+  if (!header) throw new ServerError('block not found: the chain was rewound while it was traced');
   const session = await CallSession.open(chain, header, {
     gasCap: job.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),

@@ -2,6 +2,7 @@
 // state depends on every transaction before it) and answer in pieces the main thread can cache and
 // slice without parsing: one JSON text per transaction, or per flat trace entry.
 import { toHex } from '../../primitives/hex.ts';
+import { ServerError } from '../../rpc/errors.ts';
 import type { ChainService } from '../../services/chain.ts';
 import type { PartResult } from '../../services/parallelCalls.ts';
 import type { TraceTypes } from '../callRequest.ts';
@@ -91,7 +92,8 @@ async function replayBlockJson(chain: ChainService, job: ReplayBlockJob): Promis
 async function flatTraces(chain: ChainService, blockHash: Uint8Array): Promise<FlatBlockTraces> {
   const hash = toHex(blockHash);
   const number = await chain.store.getBlockNumber(blockHash);
-  if (number === null) throw new Error(`block ${hash} missing from the store`);
+  if (number === null)
+    throw new ServerError(`block ${hash} not found: the chain was rewound while it was traced`);
   const blockNumber = Number(number);
   // Genesis runs no transactions and pays no reward: nothing to trace, and nothing to replay on.
   if (number === 0n) return { blockHash: hash, blockNumber, txStart: [0], entries: [] };

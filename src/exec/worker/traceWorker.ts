@@ -3,6 +3,7 @@
 // transferred, so nothing large is copied, structured-cloned or encoded on the main thread.
 import { parseChainSpec } from '../../chain/genesis.ts';
 import { readStoredSpec } from '../../ingest/importer.ts';
+import { ServerError } from '../../rpc/errors.ts';
 import { formatCallTrace } from '../../rpc/format/callTrace.ts';
 import { ChainService } from '../../services/chain.ts';
 import { type CallLimits, type ExecutionJob, runExecution } from '../../services/execution.ts';
@@ -70,7 +71,7 @@ async function openSession(
   job: Pick<CallManyJob, 'blockHash' | 'stateOverrides' | 'blockOverrides'>,
 ): Promise<CallSession> {
   const header = await chain.header(job.blockHash);
-  if (!header) throw new Error('block header missing from the store');
+  if (!header) throw new ServerError('block not found: the chain was rewound while it was traced');
   return CallSession.open(chain, header, {
     gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
