@@ -2,9 +2,6 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Command, CommanderError } from 'commander';
 import { buildApp, DEFAULT_CONFIG } from './app.ts';
-import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
-import { prepareDatadir, resolveDatadir } from './config/datadir.ts';
-import { UserError } from './errors.ts';
 import {
   DEV_CHAIN_ID,
   DEV_HARDFORKS,
@@ -14,11 +11,16 @@ import {
   type DevHardfork,
   devAccounts,
   devGenesis,
-} from './ingest/devChain.ts';
-import { Importer, importChain, readStoredSpec } from './ingest/importer.ts';
+} from './chain/devChain.ts';
+import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
+import { readStoredSpec } from './chain/storedSpec.ts';
+import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
+import { UserError } from './core/errors.ts';
+import { Importer, importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { toHex } from './primitives/hex.ts';
 import { DevService } from './services/dev.ts';
+import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import type { ChainStore } from './store/types.ts';
@@ -93,43 +95,37 @@ function startConfig(o: StartOptions) {
       throw new UserError(`--${flag} ${value} is not a positive integer`);
     return n;
   };
-  const execution = {
-    ...DEFAULT_CONFIG.execution,
-    workers: count('workers', o.workers, DEFAULT_CONFIG.execution.workers),
-    deadlineMs: count('exec-timeout', o.execTimeout, DEFAULT_CONFIG.execution.deadlineMs),
-  };
-  const gasCap = BigInt(count('gas-cap', o.gasCap, Number(DEFAULT_CONFIG.traceLimits.gasCap)));
-  const traceLimits = {
-    ...DEFAULT_CONFIG.traceLimits,
-    gasCap,
-    maxCalls: count('max-calls', o.maxCalls, DEFAULT_CONFIG.traceLimits.maxCalls),
-  };
-  const callLimits = { ...DEFAULT_CONFIG.callLimits, gasCap };
+  const d = DEFAULT_LIMITS;
+  const mib = 1024 * 1024;
   const cacheMb = o.traceCacheMb;
   if (cacheMb !== undefined && !/^[0-9]+$/.test(cacheMb))
     throw new UserError(`--trace-cache-mb ${cacheMb} is not a size in MB`);
-  const replayLimits = {
-    ...DEFAULT_CONFIG.replayLimits,
-    ...(cacheMb === undefined ? {} : { cacheBytes: Number(cacheMb) * 1024 * 1024 }),
-    maxFilterBlocks: count(
-      'trace-filter-blocks',
-      o.traceFilterBlocks,
-      DEFAULT_CONFIG.replayLimits.maxFilterBlocks,
-    ),
-  };
-  const mib = 1024 * 1024;
-  const maxResponseBytes =
-    count('max-response-mb', o.maxResponseMb, DEFAULT_CONFIG.maxResponseBytes / mib) * mib;
-  const ws = DEFAULT_CONFIG.webSocket;
-  const webSocket = {
-    maxConnectionsPerIp: count('ws-max-per-ip', o.wsMaxPerIp, ws.maxConnectionsPerIp),
-    maxSubscriptionsPerConnection: count(
-      'ws-max-subscriptions',
-      o.wsMaxSubscriptions,
-      ws.maxSubscriptionsPerConnection,
-    ),
-    maxBufferedBytes: count('ws-max-buffer-mb', o.wsMaxBufferMb, ws.maxBufferedBytes / mib) * mib,
-  };
+  const limits = withLimits(d, {
+    pool: {
+      workers: count('workers', o.workers, d.pool.workers),
+      deadlineMs: count('exec-timeout', o.execTimeout, d.pool.deadlineMs),
+    },
+    calls: {
+      gasCap: BigInt(count('gas-cap', o.gasCap, Number(d.calls.gasCap))),
+      maxCalls: count('max-calls', o.maxCalls, d.calls.maxCalls),
+    },
+    replay: {
+      ...(cacheMb === undefined ? {} : { cacheBytes: Number(cacheMb) * mib }),
+      maxFilterBlocks: count('trace-filter-blocks', o.traceFilterBlocks, d.replay.maxFilterBlocks),
+    },
+    requests: {
+      maxResponseBytes: count('max-response-mb', o.maxResponseMb, d.requests.maxResponseBytes / mib) * mib,
+    },
+    webSocket: {
+      maxConnectionsPerIp: count('ws-max-per-ip', o.wsMaxPerIp, d.webSocket.maxConnectionsPerIp),
+      maxSubscriptionsPerConnection: count(
+        'ws-max-subscriptions',
+        o.wsMaxSubscriptions,
+        d.webSocket.maxSubscriptionsPerConnection,
+      ),
+      maxBufferedBytes: count('ws-max-buffer-mb', o.wsMaxBufferMb, d.webSocket.maxBufferedBytes / mib) * mib,
+    },
+  });
   const port = /^[0-9]+$/.test(o.port) ? Number(o.port) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port ${o.port} is not a port number`);
@@ -140,17 +136,7 @@ function startConfig(o: StartOptions) {
       throw new UserError(`--block-time ${o.blockTime} is not a positive number of seconds`);
   }
   return {
-    app: {
-      ...DEFAULT_CONFIG,
-      host: o.host,
-      port,
-      execution,
-      traceLimits,
-      callLimits,
-      replayLimits,
-      maxResponseBytes,
-      webSocket,
-    },
+    app: { host: o.host, port, limits },
     blockTime,
   };
 }
@@ -279,9 +265,11 @@ async function openDevChain(
       if (recorded) {
         const options = recordedOptions(recorded);
         checkDevFlags(options, flags, datadir);
+        const spec = await readStoredSpec(store);
+        if (spec === null) throw new Error('a dev chain without its genesis spec');
         const importer = await Importer.open({
           store,
-          spec: parseChainSpec(await readStoredSpec(store), 'stored genesis'),
+          spec,
           files: [],
           verifyStateRoot: true,
         });

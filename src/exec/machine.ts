@@ -4,9 +4,9 @@ import { type EVM, paramsEVM } from '@ethereumjs/evm';
 import { paramsTx } from '@ethereumjs/tx';
 import type { Account, Address } from '@ethereumjs/util';
 import { createVM, paramsVM, type VM } from '@ethereumjs/vm';
-import { ServerError } from '../rpc/errors.ts';
-import type { ChainService } from '../services/chain.ts';
-import type { BlockOverrides } from './callRequest.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { BlockOverrides } from '../core/call.ts';
+import { RequestFailed } from '../core/errors.ts';
 import { OverlayStateManager } from './overlayState.ts';
 import { TraceHooks } from './tracing/hooks.ts';
 
@@ -75,7 +75,7 @@ export function simulationCommon(forkCommon: Common): Common {
 }
 
 /** BLOCKHASH before EIP-2935 asks the blockchain; it only ever needs canonical hashes. */
-function blockHashes(chain: ChainService) {
+function blockHashes(chain: ChainReader) {
   const source = {
     async getBlock(number: number) {
       const hash = await chain.store.getCanonicalHash(BigInt(number));
@@ -103,7 +103,7 @@ const idleMachines = new WeakMap<Common, Machine>();
 
 export async function acquireMachine(
   common: Common,
-  chain: ChainService,
+  chain: ChainReader,
   overlay: OverlayStateManager,
 ): Promise<Machine> {
   let machine = idleMachines.get(common);
@@ -204,8 +204,8 @@ export function blockEnvironment(
     block = environmentBlock(data, common);
   } catch (e) {
     // Whatever else ethereumjs refuses in a header is an override that describes no valid block:
-    // well-formed parameters the server cannot simulate (-32000).
-    throw new ServerError(`block overrides: ${e instanceof Error ? e.message : String(e)}`);
+    // well-formed parameters the server cannot simulate (RequestFailed).
+    throw new RequestFailed(`block overrides: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (overrides?.blobBaseFee !== undefined && block.header.excessBlobGas !== undefined)
     setBlobBaseFee(block, overrides.blobBaseFee);

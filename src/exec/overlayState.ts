@@ -9,7 +9,7 @@ import {
   KECCAK256_RLP,
   unpadBytes,
 } from '@ethereumjs/util';
-import { keccak256 } from '../chain/crypto.ts';
+import { keccak256 } from '../primitives/keccak.ts';
 import type { ChainStore, FlatAccount } from '../store/types.ts';
 
 /** Where the state under the overlay comes from: the flat history as of one block. */

@@ -11,12 +11,13 @@ import {
   setLengthLeft,
 } from '@ethereumjs/util';
 import { type RunTxResult, runBlock, runTx, type VM } from '@ethereumjs/vm';
-import { ServerError } from '../rpc/errors.ts';
-import type { ChainService } from '../services/chain.ts';
-import type { TraceTypes } from './callRequest.ts';
-import type { StateAccess } from './executor.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { TraceTypes } from '../core/call.ts';
+import { DomainError, NotFound, RequestFailed } from '../core/errors.ts';
 import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
+import { OutputLimitExceeded } from './responseLimit.ts';
+import type { StateAccess } from './session.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
@@ -97,8 +98,27 @@ async function runTransactions(vm: VM, block: Block, only: ReadonlySet<number> |
   let gasUsed = 0n;
   for (const [index, tx] of block.transactions.entries()) {
     if (only && !only.has(index)) continue;
-    const result = await runTx(vm, { tx, block, blockGasUsed: gasUsed, skipHardForkValidation: true });
+    let result: RunTxResult;
+    try {
+      result = await runTx(vm, { tx, block, blockGasUsed: gasUsed, skipHardForkValidation: true });
+    } catch (e) {
+      // In a part, a transaction that ethereumjs refuses (funds or nonce another part provides)
+      // only means the part cannot stand alone. A trace stopped for size, or a domain error, is not that.
+      if (!only || e instanceof OutputLimitExceeded || e instanceof DomainError) throw e;
+      throw new PartConflict(index, e);
+    }
     gasUsed += result.totalGasSpent;
+  }
+}
+
+/** A transaction of a speculative part that cannot run on the part's state alone. */
+export class PartConflict extends Error {
+  override name = 'PartConflict';
+  constructor(
+    readonly index: number,
+    cause: unknown,
+  ) {
+    super(`transaction ${index} does not run on its part's state alone`, { cause });
   }
 }
 
@@ -109,15 +129,15 @@ async function runTransactions(vm: VM, block: Block, only: ReadonlySet<number> |
  * between a transaction's `beforeTx` and `afterTx`.
  */
 export async function replayBlock(
-  chain: ChainService,
+  chain: ChainReader,
   blockHash: Uint8Array,
   types: TraceTypes,
   extra?: TracerFactory,
   part?: ReplayPart,
 ): Promise<ReplayedBlock> {
   const block = await chain.block(blockHash);
-  if (!block) throw new ServerError(`block 0x${Buffer.from(blockHash).toString('hex')} not found`);
-  if (block.header.number === 0n) throw new ServerError('genesis is not traceable');
+  if (!block) throw new NotFound(`block 0x${Buffer.from(blockHash).toString('hex')} not found`);
+  if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
   const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));
   const state = new OverlayStateManager(stateAtBlock(chain.store, block.header.number - 1n));
   const machine = await acquireMachine(common, chain, state);
@@ -187,7 +207,7 @@ export async function replayBlock(
   vm.events.on('afterTx', afterTx);
   try {
     if (common.hardforkBlock(Hardfork.Dao) === block.header.number) {
-      if (part) throw new Error('the DAO fork block is replayed whole');
+      if (part) throw new PartConflict(0, new Error('the DAO fork block is replayed whole'));
       // The DAO fork's irregular state change is applied inside runBlock only.
       await runBlock(vm, {
         block,

@@ -3,7 +3,7 @@
 // and the tracers whose output grows with the work (vmTrace and geth's struct logger per opcode,
 // Parity traces and callTracer per frame) charge what they record. Past the bound the trace stops
 // at once with OutputLimitExceeded, instead of growing a tree of hundreds of megabytes only to be
-// refused once rendered; the pool's worker answers it -32008, so nothing here knows wire codes.
+// refused once rendered; the pool's worker turns it into ResponseTooLarge, so nothing here knows wire codes.
 // Charges are lower estimates of the rendered JSON: the exact check is made on the rendered answer.
 // Outside a worker (tests, the in-process runner) there is no bound.
 

@@ -14,15 +14,16 @@ import { RLP } from '@ethereumjs/rlp';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, bytesToBigInt, bytesToHex, equalsBytes, KECCAK256_RLP } from '@ethereumjs/util';
 import { createVM, runBlock, type VM } from '@ethereumjs/vm';
-import { keccak256 } from '../chain/crypto.ts';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
-import { UserError } from '../errors.ts';
-import { RecordingStateManager } from '../exec/recordingState.ts';
-import { BufferedTrieDb } from '../exec/trieDb.ts';
+import { checkSameChain, META_GENESIS, specRecord } from '../chain/storedSpec.ts';
+import { UserError } from '../core/errors.ts';
+import { keccak256 } from '../primitives/keccak.ts';
 import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
-import { renderReceipts } from './receipts.ts';
+import { renderReceipts } from '../wire/receipts.ts';
+import { RecordingStateManager } from './recordingState.ts';
 import { type RawBlock, readRlpBlocks } from './rlpFile.ts';
+import { BufferedTrieDb } from './trieDb.ts';
 
 export interface ImportProgress {
   /** Called after each stored block; `fraction` is how far through the input bytes we are. */
@@ -47,8 +48,6 @@ export interface ImportSummary {
   seconds: number;
   head: BlockRef | null;
 }
-
-const META_GENESIS = 'genesis';
 
 // Header field positions in the consensus encoding, needed before a block can be decoded (the
 // fork, and so the expected fields, depend on number and timestamp).
@@ -437,35 +436,6 @@ export class Importer {
 }
 
 /**
- * The same datadir must not mix chains: the genesis spec is recorded with the first block and compared
- * on every later run. An empty store belongs to no chain yet, whatever record a failed run left.
- */
-async function checkSameChain(store: ChainStore, spec: ChainSpec): Promise<void> {
-  const head = await store.getHead();
-  if (head === null) return;
-  const stored = await store.getMeta(META_GENESIS);
-  if (stored !== null && equalsBytes(stored, specRecord(spec))) return;
-  const genesisHash = await store.getCanonicalHash(0n);
-  // `ethtrace start` records its options under this name when it makes a dev chain (src/main.ts).
-  if ((await store.getMeta('dev')) !== null)
-    throw new UserError(
-      `datadir holds a dev chain made by ethtrace start (genesis ${genesisHash ? bytesToHex(genesisHash) : '?'}, head ${head.number}); import into another --datadir`,
-    );
-  throw new UserError(
-    `datadir holds another chain (genesis ${genesisHash ? bytesToHex(genesisHash) : '?'}, head ${head.number}) made from a different genesis file; use another --datadir`,
-  );
-}
-
-function specRecord(spec: ChainSpec): Uint8Array {
-  return new TextEncoder().encode(canonicalJson(spec.json));
-}
-
-export async function readStoredSpec(store: ChainStore): Promise<unknown | null> {
-  const stored = await store.getMeta(META_GENESIS);
-  return stored === null ? null : JSON.parse(new TextDecoder().decode(stored));
-}
-
-/**
  * The VM asks its blockchain for old blocks only for BLOCKHASH (before EIP-2935 serves it from state),
  * and only for blocks already stored.
  */
@@ -546,17 +516,6 @@ function where(raw: RawBlock): string {
 function show(v: unknown): string {
   if (v instanceof Uint8Array) return bytesToHex(v);
   return String(v);
-}
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
-      a < b ? -1 : a > b ? 1 : 0,
-    );
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }
 
 function fileSize(file: string): number {

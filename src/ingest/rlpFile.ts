@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { UserError } from '../errors.ts';
+import { UserError } from '../core/errors.ts';
 
 export interface RawBlock {
   rlp: Uint8Array;

@@ -1,4 +1,4 @@
-import { keccak256 } from '../chain/crypto.ts';
+import { keccak256 } from './keccak.ts';
 
 /** EIP-712 typed data, as eth_signTypedData_v4 receives it. */
 export interface TypedData {

@@ -10,3 +10,21 @@ export function toHex(bytes: Uint8Array): `0x${string}` {
 export function quantityToHex(n: bigint | number): `0x${string}` {
   return `0x${n.toString(16)}`;
 }
+
+/** Unprefixed lowercase hex: a map key for bytes (ethereumjs keys addresses, precompiles included, so). */
+export function bytesKey(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/** A 256-bit value as the 32-byte big-endian word the EVM holds. */
+export function bigintWord(value: bigint): Uint8Array {
+  return Buffer.from(value.toString(16).padStart(64, '0'), 'hex');
+}
+
+/** `bytes` left-padded with zeros to a 32-byte word (stored values are minimal). */
+export function padWord(bytes: Uint8Array): Uint8Array {
+  if (bytes.length >= 32) return bytes;
+  const out = new Uint8Array(32);
+  out.set(bytes, 32 - bytes.length);
+  return out;
+}

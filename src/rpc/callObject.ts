@@ -1,4 +1,4 @@
-import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../exec/callRequest.ts';
+import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { address, data, hash, ParamProblem, quantity, quoted, uint64 } from './params.ts';
 
 /**

@@ -1,16 +1,16 @@
-import type { Subscriber } from '../services/subscriptions.ts';
+import { ResponseTooLarge } from '../core/errors.ts';
+import { RawJson } from '../core/rawJson.ts';
+import type { Subscriber } from '../core/subscriber.ts';
 import {
   INVALID_PARAMS,
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
   PARSE_ERROR,
-  ResponseTooLarge,
   toWireError,
   type WireError,
 } from './errors.ts';
 import type { MethodContext, MethodTable } from './method.ts';
 import { rawIds } from './rawId.ts';
-import { RawJson } from './rawJson.ts';
 
 /** The response body as chunks, so pre-rendered results are written without being copied or parsed. */
 export type ResponseChunks = Array<string | Uint8Array>;

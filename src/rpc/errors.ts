@@ -1,16 +1,11 @@
+import { DomainError, type DomainErrorKind } from '../core/errors.ts';
+import { toHex } from '../primitives/hex.ts';
+
 /**
- * JSON-RPC errors. Each class carries its wire code; `toWireError` is the one place that turns any
- * thrown value into `{code, message, data}`, so a handler bug becomes -32603 with no stack leaked.
+ * The one mapping from the service's errors (src/core/errors.ts) to JSON-RPC codes and HTTP
+ * statuses. Handlers and services throw domain errors; only the envelope and the transport speak
+ * in codes, through `toWireError`, so a handler bug becomes -32603 with no stack leaked.
  */
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -19,46 +14,47 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** Execution and method errors (geth's default code). */
 export const SERVER_ERROR = -32000;
+/** Infura's "limit exceeded": viem retries it with backoff (`shouldRetry` in its buildRequest). */
 export const LIMIT_EXCEEDED = -32005;
-/** An answer over the server's size limit: Reth's code (jsonrpsee's "oversized response"). */
-export const RESPONSE_TOO_LARGE = -32008;
-
-export class InvalidParams extends RpcError {
-  constructor(message: string) {
-    super(INVALID_PARAMS, message);
-  }
-}
-
-/** A request the method cannot serve: unknown block for a state read, range too large, … */
-export class ServerError extends RpcError {
-  constructor(message: string, data?: unknown) {
-    super(SERVER_ERROR, message, data);
-  }
-}
 
 /**
- * An answer larger than the server sends (`limit` bytes). Raised in a worker as soon as a tracer's
- * output passes the limit, so the trace stops growing, or by the envelope for a whole batch.
+ * An error the rpc layer raises itself in protocol terms, for the few answers whose code belongs to
+ * the method and not to any domain error (a subscription kind that does not exist: -32601).
  */
-export class ResponseTooLarge extends RpcError {
-  constructor(readonly limit: number) {
-    super(
-      RESPONSE_TOO_LARGE,
-      `response too large: the answer would exceed ${limit} bytes; ask for less (fewer calls or blocks, no vmTrace, a struct logger limit)`,
-    );
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
   }
 }
 
-/** Most characters of an error logged: its stack, or a message quoting a client's megabyte number. */
-const MAX_LOGGED_CHARS = 2_000;
-
-/** An error as a log line: its stack, cut to a bounded length. */
-export function describeForLog(e: unknown): string {
-  const text = e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e);
-  return text.length <= MAX_LOGGED_CHARS
-    ? text
-    : `${text.slice(0, MAX_LOGGED_CHARS)}… (${text.length} chars)`;
+interface WireMapping {
+  code: number;
+  /** The HTTP status of a single answer carrying this error (JSON-RPC errors travel with 200). */
+  httpStatus: number;
 }
+
+const MAPPING: Record<DomainErrorKind, WireMapping> = {
+  'invalid argument': { code: INVALID_PARAMS, httpStatus: 200 },
+  'not found': { code: SERVER_ERROR, httpStatus: 200 },
+  failed: { code: SERVER_ERROR, httpStatus: 200 },
+  'limit exceeded': { code: LIMIT_EXCEEDED, httpStatus: 200 },
+  // -32005 as Infura words its rate limits: clients back off and retry. A timeout stays -32000,
+  // which they do not retry: the same trace would only time out again.
+  busy: { code: LIMIT_EXCEEDED, httpStatus: 200 },
+  'execution timeout': { code: SERVER_ERROR, httpStatus: 200 },
+  // geth's code for a reverted call, with the revert data.
+  reverted: { code: 3, httpStatus: 200 },
+  // Reth's code for an answer over its size limit (jsonrpsee's "oversized response").
+  'response too large': { code: -32008, httpStatus: 200 },
+  // Infura's code for a transaction the node refuses (funds, fees).
+  'transaction rejected': { code: -32003, httpStatus: 200 },
+  // Reth's (jsonrpsee's) code when a connection is over its subscription cap.
+  'too many subscriptions': { code: -32006, httpStatus: 200 },
+  internal: { code: INTERNAL_ERROR, httpStatus: 200 },
+};
 
 export interface WireError {
   code: number;
@@ -66,12 +62,23 @@ export interface WireError {
   data?: unknown;
 }
 
+/**
+ * Any thrown value as a JSON-RPC error object. Domain errors keep their message and data (bytes as
+ * hex); anything else is a bug, reported to `onInternal` and answered -32603 `internal error`.
+ */
 export function toWireError(e: unknown, onInternal?: (e: unknown) => void): WireError {
-  if (e instanceof RpcError) {
-    return e.data === undefined
-      ? { code: e.code, message: e.message }
-      : { code: e.code, message: e.message, data: e.data };
+  if (e instanceof RpcError) return { code: e.code, message: e.message };
+  if (e instanceof DomainError && e.kind !== 'internal') {
+    const { code } = MAPPING[e.kind];
+    if (e.data === undefined) return { code, message: e.message };
+    return { code, message: e.message, data: e.data instanceof Uint8Array ? toHex(e.data) : e.data };
   }
-  onInternal?.(e);
+  // An internal error made elsewhere (a crashed worker) was logged where it happened, with its cause.
+  if (!(e instanceof DomainError)) onInternal?.(e);
   return { code: INTERNAL_ERROR, message: 'internal error' };
+}
+
+/** The HTTP status for an answer that is this one error. */
+export function httpStatusOf(e: DomainError): number {
+  return MAPPING[e.kind].httpStatus;
 }

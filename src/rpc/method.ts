@@ -1,4 +1,4 @@
-import type { Subscriber } from '../services/subscriptions.ts';
+import type { Subscriber } from '../core/subscriber.ts';
 import type { Param, ParamValues } from './params.ts';
 import { parseParams } from './params.ts';
 

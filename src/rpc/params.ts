@@ -1,4 +1,7 @@
-import { InvalidParams } from './errors.ts';
+import type { BlockSelector, BlockTag } from '../core/blockSelector.ts';
+import { InvalidArgument } from '../core/errors.ts';
+
+export { type BlockSelector, LATEST } from '../core/blockSelector.ts';
 
 /**
  * Parameter parsers. Each turns one JSON value into a domain value or throws a ParamProblem; the
@@ -27,17 +30,17 @@ export function optional<T>(parse: (value: unknown) => T): Param<T | undefined> 
 /** Applies the parsers to a request's params array, with geth's argument-count messages. */
 export function parseParams<P extends readonly Param<unknown>[]>(spec: P, params: unknown): ParamValues<P> {
   const list = params === undefined || params === null ? [] : params;
-  if (!Array.isArray(list)) throw new InvalidParams('non-array args');
-  if (list.length > spec.length) throw new InvalidParams(`too many arguments, want at most ${spec.length}`);
+  if (!Array.isArray(list)) throw new InvalidArgument('non-array args');
+  if (list.length > spec.length) throw new InvalidArgument(`too many arguments, want at most ${spec.length}`);
   return spec.map((p, i) => {
     const value = list[i];
     if ((value === undefined || value === null) && !p.optional) {
-      throw new InvalidParams(`missing value for required argument ${i}`);
+      throw new InvalidArgument(`missing value for required argument ${i}`);
     }
     try {
       return p.parse(value);
     } catch (e) {
-      if (e instanceof ParamProblem) throw new InvalidParams(`invalid argument ${i}: ${e.message}`);
+      if (e instanceof ParamProblem) throw new InvalidArgument(`invalid argument ${i}: ${e.message}`);
       throw e;
     }
   }) as ParamValues<P>;
@@ -145,15 +148,7 @@ export function bool(value: unknown): boolean {
   return value;
 }
 
-export type BlockTag = 'latest' | 'earliest' | 'pending' | 'safe' | 'finalized';
 const TAGS: ReadonlySet<string> = new Set(['latest', 'earliest', 'pending', 'safe', 'finalized']);
-
-export type BlockSelector =
-  | { kind: 'number'; number: bigint }
-  | { kind: 'tag'; tag: BlockTag }
-  | { kind: 'hash'; hash: Uint8Array; requireCanonical: boolean };
-
-export const LATEST: BlockSelector = { kind: 'tag', tag: 'latest' };
 
 /**
  * Every block-parameter form of our profile: hex number, JSON integer, decimal string, the five tags,

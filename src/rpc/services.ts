@@ -1,4 +1,5 @@
-import type { ChainService } from '../services/chain.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { MethodLimits } from '../config/limits.ts';
 import type { DebugService } from '../services/debug.ts';
 import type { DevService } from '../services/dev.ts';
 import type { ExecutionService } from '../services/execution.ts';
@@ -12,7 +13,7 @@ import type { TraceService } from '../services/trace.ts';
 
 /** Everything a method handler may use. */
 export interface Services {
-  chain: ChainService;
+  chain: ChainReader;
   state: StateService;
   logs: LogService;
   fees: FeeService;
@@ -27,18 +28,3 @@ export interface Services {
   clientVersion: string;
   limits: MethodLimits;
 }
-
-export interface MethodLimits {
-  /** eth_getLogs: widest block range one request may scan (Infura and Alchemy cap it similarly). */
-  maxLogsBlockRange: number;
-  /** eth_getLogs: most logs one answer may carry, so one request cannot build a response of gigabytes. */
-  maxLogsResults: number;
-  /** eth_feeHistory: most blocks per request (geth's limit). */
-  maxFeeHistoryBlocks: number;
-}
-
-export const DEFAULT_METHOD_LIMITS: MethodLimits = {
-  maxLogsBlockRange: 10_000,
-  maxLogsResults: 10_000,
-  maxFeeHistoryBlocks: 1024,
-};

@@ -1,28 +1,28 @@
-import type { CallRequest } from '../exec/callRequest.ts';
-import type { WorkerPool } from '../exec/pool/pool.ts';
-import type { DebugTraceBlockJob, DebugTraceCallJob } from '../exec/worker/debugHandlers.ts';
-import { ServerError } from '../rpc/errors.ts';
-import type { TraceCallOptions, TraceOptions } from '../rpc/methods/debug/traceConfig.ts';
-import type { BlockSelector } from '../rpc/params.ts';
-import { RawJson } from '../rpc/rawJson.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { BlockSelector } from '../core/blockSelector.ts';
+import type { CallRequest } from '../core/call.ts';
+import { RequestFailed } from '../core/errors.ts';
+import { RawJson } from '../core/rawJson.ts';
+import type { TraceCallOptions, TraceOptions } from '../core/traceConfig.ts';
+import type { JobPayload } from '../exec/api.ts';
+import type { ExecutionClient } from '../exec/client.ts';
+import type { DebugTraceBlockJob, DebugTraceCallJob } from '../exec/jobs/debug.ts';
 import type { BlockRef } from '../store/types.ts';
-import type { ChainService } from './chain.ts';
-import { stateBlock } from './state.ts';
 
 /**
  * geth's debug_trace* methods. The block or transaction is resolved here, on the main thread (cheap,
- * and not-found errors come at once); the replay or the call runs in the execution pool, whose
+ * and not-found errors come at once); the replay or the call runs in the execution layer, whose
  * deadline (or the request's shorter `timeout`) and queue bound apply.
  */
 export class DebugService {
   constructor(
-    readonly chain: ChainService,
-    readonly pool: WorkerPool,
+    readonly chain: ChainReader,
+    private readonly exec: ExecutionClient,
   ) {}
 
   async traceTransaction(hash: Uint8Array, options: TraceOptions): Promise<RawJson> {
     const location = await this.chain.store.getTxLocation(hash);
-    if (!location) throw new ServerError('transaction not found');
+    if (!location) throw new RequestFailed('transaction not found');
     const job: DebugTraceBlockJob = {
       blockHash: location.blockHash,
       config: options.tracer,
@@ -41,18 +41,12 @@ export class DebugService {
     return this.run('debugTraceBlock', job, options);
   }
 
-  async traceCall(
-    call: CallRequest,
-    block: BlockSelector,
-    options: TraceCallOptions,
-    gasCap: bigint,
-  ): Promise<RawJson> {
-    const ref = await stateBlock(this.chain, block);
+  async traceCall(call: CallRequest, block: BlockSelector, options: TraceCallOptions): Promise<RawJson> {
+    const ref = await this.chain.stateBlock(block);
     const job: DebugTraceCallJob = {
       blockHash: ref.hash,
       call,
       config: options.tracer,
-      gasCap,
       ...(options.stateOverrides ? { stateOverrides: options.stateOverrides } : {}),
       ...(options.blockOverrides ? { blockOverrides: options.blockOverrides } : {}),
     };
@@ -63,7 +57,7 @@ export class DebugService {
   private async tracedBlock(selector: BlockSelector): Promise<BlockRef> {
     const ref = await this.chain.resolve(selector);
     if (!ref) {
-      throw new ServerError(
+      throw new RequestFailed(
         selector.kind === 'hash'
           ? `block 0x${Buffer.from(selector.hash).toString('hex')} not found`
           : selector.kind === 'number'
@@ -74,14 +68,16 @@ export class DebugService {
     return ref;
   }
 
-  private async run(kind: string, job: unknown, options: TraceOptions): Promise<RawJson> {
+  private async run<K extends 'debugTraceBlock' | 'debugTraceCall'>(
+    kind: K,
+    job: JobPayload<K>,
+    options: TraceOptions,
+  ): Promise<RawJson> {
     // A request may ask for less time than the server allows, never more.
     const deadlineMs =
       options.timeoutMs === undefined
         ? undefined
-        : Math.max(1, Math.min(options.timeoutMs, this.pool.deadlineMs));
-    return new RawJson(
-      await this.pool.run<Uint8Array>(kind, job, deadlineMs === undefined ? {} : { deadlineMs }),
-    );
+        : Math.max(1, Math.min(options.timeoutMs, this.exec.deadlineMs));
+    return new RawJson(await this.exec.run(kind, job, deadlineMs === undefined ? {} : { deadlineMs }));
   }
 }

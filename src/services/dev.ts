@@ -10,17 +10,15 @@ import {
 } from '@ethereumjs/tx';
 import { Account, Address, equalsBytes, KECCAK256_NULL } from '@ethereumjs/util';
 import secp256k1 from 'secp256k1';
-import { keccak256, loadPeerDasSetup } from '../chain/crypto.ts';
-import type { CallRequest } from '../exec/callRequest.ts';
-import type { DevAccount } from '../ingest/devChain.ts';
+import { loadPeerDasSetup } from '../chain/crypto.ts';
+import type { DevAccount } from '../chain/devChain.ts';
+import type { CallRequest } from '../core/call.ts';
+import { DomainError, InvalidArgument, RequestFailed, TransactionRejected } from '../core/errors.ts';
 import type { Importer } from '../ingest/importer.ts';
-import { BLOB_GAS_PER_BLOB } from '../ingest/receipts.ts';
+import { BLOB_GAS_PER_BLOB } from '../primitives/fees.ts';
 import { toHex } from '../primitives/hex.ts';
-import { InvalidParams, RpcError, ServerError } from '../rpc/errors.ts';
+import { keccak256 } from '../primitives/keccak.ts';
 import type { ChainEvents } from './events.ts';
-
-/** Infura's code for a transaction the node refuses (funds, fees). */
-const TRANSACTION_REJECTED = -32003;
 
 /** A transaction waiting in the pool, with the order it arrived in (blocks take the oldest first). */
 interface Pooled {
@@ -138,8 +136,8 @@ export class DevService {
             ? blobTransaction(raw, common)
             : createTxFromRLP(raw, { common });
       } catch (e) {
-        if (e instanceof RpcError) throw e;
-        throw new ServerError(`invalid transaction: ${firstLine((e as Error).message)}`);
+        if (e instanceof DomainError) throw e;
+        throw new RequestFailed(`invalid transaction: ${firstLine((e as Error).message)}`);
       }
       return this.submit(tx);
     });
@@ -173,7 +171,7 @@ export class DevService {
           { common },
         ).sign(account.privateKey);
       } catch (e) {
-        throw new ServerError(`invalid transaction: ${firstLine((e as Error).message)}`);
+        throw new RequestFailed(`invalid transaction: ${firstLine((e as Error).message)}`);
       }
       return this.submit(tx);
     });
@@ -181,7 +179,7 @@ export class DevService {
 
   /** The dev account that signs for `from`; an error naming it when there is none. */
   signer(from: Uint8Array | undefined): DevAccount {
-    if (!from) throw new ServerError('unknown account (no from): only the dev accounts can sign');
+    if (!from) throw new RequestFailed('unknown account (no from): only the dev accounts can sign');
     return this.account(from);
   }
 
@@ -246,7 +244,7 @@ export class DevService {
     const mine = this.senderPool(key);
     const replaced = mine.get(tx.nonce);
     if (replaced && !outbids(tx, replaced.tx)) {
-      throw new ServerError('replacement transaction underpriced');
+      throw new RequestFailed('replacement transaction underpriced');
     }
     mine.set(tx.nonce, { tx, sender, arrival: this.arrivals++ });
     this.poolVersion++;
@@ -378,7 +376,7 @@ export class DevService {
     // The importer makes a block at least a second later than its parent: past the head room kept
     // above MAX_DEV_TIMESTAMP, that would no longer fit a uint64.
     if (head && head.timestamp >= MAX_UINT64 && timestamp <= head.timestamp) {
-      throw new ServerError(
+      throw new RequestFailed(
         `no block can follow one at timestamp ${head.timestamp}, the last a uint64 holds`,
       );
     }
@@ -394,7 +392,7 @@ export class DevService {
    */
   async mineBlocks(count: number, timing: { first?: bigint; interval?: bigint } = {}): Promise<void> {
     if (!Number.isSafeInteger(count) || count < 0 || count > MAX_MINE_BLOCKS)
-      throw new InvalidParams(`at most ${MAX_MINE_BLOCKS} blocks can be mined at once`);
+      throw new InvalidArgument(`at most ${MAX_MINE_BLOCKS} blocks can be mined at once`);
     await this.serially(async () => {
       if (timing.first !== undefined) this.setNextBlockTimestamp(timing.first);
       if (timing.interval !== undefined && count > 1) {
@@ -402,7 +400,7 @@ export class DevService {
         const head = this.importer.headHeader?.timestamp ?? 0n;
         const first = start > head ? start : head + 1n;
         if (first + timing.interval * BigInt(count - 1) > MAX_DEV_TIMESTAMP)
-          throw new InvalidParams(
+          throw new InvalidArgument(
             `${count} blocks ${timing.interval} s apart would pass the latest timestamp a block may have, ${MAX_DEV_TIMESTAMP}`,
           );
       }
@@ -410,7 +408,8 @@ export class DevService {
         // Each block is a turn of the event loop: other requests are answered while a long run
         // mines, and a SIGTERM is heard (stop() ends the run).
         if (mined > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        if (this.stopping) throw new ServerError(`the server is stopping: mined ${mined} of ${count} blocks`);
+        if (this.stopping)
+          throw new RequestFailed(`the server is stopping: mined ${mined} of ${count} blocks`);
         await this.mineFromPool();
         const head = this.importer.headHeader;
         // A zero interval still moves time by a second: a block must be later than its parent.
@@ -427,7 +426,7 @@ export class DevService {
   async snapshot(): Promise<bigint> {
     return this.serially(async () => {
       const head = this.importer.headHeader;
-      if (!head) throw new ServerError('the chain has no blocks');
+      if (!head) throw new RequestFailed('the chain has no blocks');
       const id = this.nextSnapshotId++;
       const pool = new Map([...this.pool].map(([sender, mine]) => [sender, new Map(mine)]));
       this.snapshots.push({ id, head: head.number, pool, timeOffset: this.timeOffset });
@@ -467,7 +466,7 @@ export class DevService {
    */
   increaseTime(seconds: bigint): bigint {
     if (this.clock() + seconds > MAX_DEV_TIMESTAMP) {
-      throw new InvalidParams(
+      throw new InvalidArgument(
         `increasing the time by ${seconds} s would pass the latest timestamp a block may have, ${MAX_DEV_TIMESTAMP}`,
       );
     }
@@ -478,13 +477,13 @@ export class DevService {
   /** evm_setNextBlockTimestamp: the next block's timestamp (it must be after the head's). */
   setNextBlockTimestamp(timestamp: bigint): void {
     if (timestamp > MAX_DEV_TIMESTAMP) {
-      throw new InvalidParams(
+      throw new InvalidArgument(
         `timestamp ${timestamp} is past the latest a block may have, ${MAX_DEV_TIMESTAMP} (a uint64 with room for the blocks after)`,
       );
     }
     const head = this.importer.headHeader;
     if (head && timestamp <= head.timestamp) {
-      throw new ServerError(`timestamp ${timestamp} is not after the head block's ${head.timestamp}`);
+      throw new RequestFailed(`timestamp ${timestamp} is not after the head block's ${head.timestamp}`);
     }
     this.nextTimestamp = timestamp;
   }
@@ -531,7 +530,8 @@ export class DevService {
     const account = this.accounts.find(
       (a) => Buffer.compare(Buffer.from(a.address), Buffer.from(address)) === 0,
     );
-    if (!account) throw new ServerError(`unknown account ${toHex(address)}: only the dev accounts can sign`);
+    if (!account)
+      throw new RequestFailed(`unknown account ${toHex(address)}: only the dev accounts can sign`);
     return account;
   }
 
@@ -544,7 +544,7 @@ export class DevService {
     if (tx.supports(155) || tx.type > 0) {
       const chainId = 'chainId' in tx ? (tx.chainId as bigint) : common.chainId();
       if (chainId !== common.chainId()) {
-        throw new ServerError(
+        throw new RequestFailed(
           `invalid chain id: transaction has ${chainId}, this chain is ${common.chainId()}`,
         );
       }
@@ -553,7 +553,7 @@ export class DevService {
     try {
       sender = tx.getSenderAddress();
     } catch (e) {
-      throw new ServerError(`invalid sender: ${firstLine((e as Error).message)}`);
+      throw new RequestFailed(`invalid sender: ${firstLine((e as Error).message)}`);
     }
     const account = await this.importer.headState.getAccount(sender);
     // EIP-3607: an account with code cannot send (a 7702 delegation excepted). Refused here, as geth's
@@ -561,23 +561,23 @@ export class DevService {
     if (account && !equalsBytes(account.codeHash, KECCAK256_NULL)) {
       const code = await this.importer.headState.getCode(sender);
       if (!(code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00))
-        throw new ServerError(`sender not an eoa: ${sender} has code`);
+        throw new RequestFailed(`sender not an eoa: ${sender} has code`);
     }
     const nonce = account?.nonce ?? 0n;
-    if (tx.nonce < nonce) throw new ServerError(`nonce too low: next nonce ${nonce}, tx nonce ${tx.nonce}`);
+    if (tx.nonce < nonce) throw new RequestFailed(`nonce too low: next nonce ${nonce}, tx nonce ${tx.nonce}`);
     const header = this.importer.headHeader;
     if (header && tx.gasLimit > header.gasLimit) {
-      throw new ServerError(
+      throw new RequestFailed(
         `exceeds block gas limit: gas ${tx.gasLimit}, block gas limit ${header.gasLimit}`,
       );
     }
     const intrinsic = tx.getIntrinsicGas();
     if (tx.gasLimit < intrinsic)
-      throw new ServerError(`intrinsic gas too low: gas ${tx.gasLimit}, minimum needed ${intrinsic}`);
+      throw new RequestFailed(`intrinsic gas too low: gas ${tx.gasLimit}, minimum needed ${intrinsic}`);
     const baseFee = header?.baseFeePerGas !== undefined ? header.calcNextBaseFee() : 0n;
     const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
     if (feeCap < baseFee) {
-      throw new ServerError(
+      throw new RequestFailed(
         `max fee per gas less than block base fee: maxFeePerGas ${feeCap}, baseFee ${baseFee}`,
       );
     }
@@ -585,7 +585,7 @@ export class DevService {
     if ('maxFeePerBlobGas' in tx && header) {
       const blobFee = header.calcNextBlobGasPrice(common);
       if (tx.maxFeePerBlobGas < blobFee) {
-        throw new ServerError(
+        throw new RequestFailed(
           `max fee per blob gas less than block blob gas fee: maxFeePerBlobGas ${tx.maxFeePerBlobGas}, blobBaseFee ${blobFee}`,
         );
       }
@@ -594,8 +594,7 @@ export class DevService {
     const cost = tx.gasLimit * feeCap + tx.value + blobCost;
     const balance = account?.balance ?? 0n;
     if (balance < cost) {
-      throw new RpcError(
-        TRANSACTION_REJECTED,
+      throw new TransactionRejected(
         `insufficient funds for gas * price + value: balance ${balance}, tx cost ${cost}`,
       );
     }
@@ -639,7 +638,7 @@ export class DevService {
 function blobTransaction(raw: Uint8Array, common: Common): TypedTransaction {
   const values = RLP.decode(raw.subarray(1));
   if (!Array.isArray(values) || !Array.isArray(values[0])) {
-    throw new ServerError(
+    throw new RequestFailed(
       'invalid transaction: a blob transaction must be sent with its blobs (network form)',
     );
   }

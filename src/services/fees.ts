@@ -1,11 +1,11 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt } from '@ethereumjs/util';
-import { effectiveGasPrice } from '../ingest/receipts.ts';
-import { ServerError } from '../rpc/errors.ts';
-import type { BlockSelector } from '../rpc/params.ts';
-import type { ChainService } from './chain.ts';
-import { LruCache } from './lru.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { BlockSelector } from '../core/blockSelector.ts';
+import { RequestFailed } from '../core/errors.ts';
+import { effectiveGasPrice } from '../primitives/fees.ts';
+import { LruCache } from '../primitives/lru.ts';
 
 // The gas-price oracle is geth's (eth/gasprice, FullNodeGPO defaults): the 3 lowest tips of each of the
 // last 20 blocks, the 60th percentile of them, capped at 500 gwei; tips under 2 wei and the block
@@ -55,7 +55,7 @@ export class FeeService {
   private readonly tips = new LruCache<string, TxTip[]>(TIPS_CACHE_SIZE);
   private suggestion: { head: string; tip: bigint } | null = null;
 
-  constructor(private readonly chain: ChainService) {}
+  constructor(private readonly chain: ChainReader) {}
 
   /** Base fee of the block after `header`: 1 gwei at the London block, null before London. */
   nextBaseFee(header: BlockHeader): bigint | null {
@@ -109,7 +109,7 @@ export class FeeService {
     for (let n = oldest; n <= last; n++) {
       const hash = await this.chain.store.getCanonicalHash(n);
       const header = hash && (await this.chain.header(hash));
-      if (!hash || !header) throw new ServerError(`header not found for block ${n}`);
+      if (!hash || !header) throw new RequestFailed(`header not found for block ${n}`);
       history.baseFeePerGas.push(header.baseFeePerGas ?? 0n);
       history.gasUsedRatio.push(
         header.gasLimit === 0n ? 0 : Number(header.gasUsed) / Number(header.gasLimit),
@@ -157,12 +157,12 @@ export class FeeService {
     const head = (await this.chain.head()).number;
     if (selector.kind === 'number') {
       if (selector.number > head) {
-        throw new ServerError(`request beyond head block: requested ${selector.number}, head ${head}`);
+        throw new RequestFailed(`request beyond head block: requested ${selector.number}, head ${head}`);
       }
       return selector.number;
     }
     const ref = await this.chain.resolve(selector);
-    if (!ref) throw new ServerError('header not found');
+    if (!ref) throw new RequestFailed('header not found');
     return ref.number;
   }
 
@@ -170,7 +170,7 @@ export class FeeService {
   private async lowestTips(number: bigint): Promise<bigint[]> {
     const hash = await this.chain.store.getCanonicalHash(number);
     const block = hash && (await this.chain.block(hash));
-    if (!block) throw new ServerError(`block ${number} not found`);
+    if (!block) throw new RequestFailed(`block ${number} not found`);
     const baseFee = block.header.baseFeePerGas;
     const sorted = block.transactions
       .map((tx) => ({ tx, tip: effectiveGasPrice(tx, baseFee) - (baseFee ?? 0n) }))
@@ -191,7 +191,7 @@ export class FeeService {
     const cached = this.tips.get(key);
     if (cached) return cached;
     const [block, receipts] = await Promise.all([this.chain.block(hash), this.chain.store.getReceipts(hash)]);
-    if (!block || !receipts) throw new ServerError(`block ${header.number} not found`);
+    if (!block || !receipts) throw new RequestFailed(`block ${header.number} not found`);
     const baseFee = header.baseFeePerGas;
     let previous = 0n;
     const tips = block.transactions.map((tx, i) => {

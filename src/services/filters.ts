@@ -1,7 +1,7 @@
+import type { ChainReader } from '../chain/reader.ts';
+import type { BlockSelector } from '../core/blockSelector.ts';
+import { RequestFailed } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
-import { ServerError } from '../rpc/errors.ts';
-import type { BlockSelector } from '../rpc/params.ts';
-import type { ChainService } from './chain.ts';
 import type { ChainEvents } from './events.ts';
 import type { LogCriteria, LogScope, LogService, WireLog } from './logs.ts';
 import { newId } from './subscriptions.ts';
@@ -27,7 +27,7 @@ export class FilterService {
 
   constructor(
     private readonly events: ChainEvents,
-    private readonly chain: ChainService,
+    private readonly chain: ChainReader,
     private readonly logs: LogService,
     private readonly timeoutMs = FILTER_TIMEOUT_MS,
   ) {
@@ -90,7 +90,7 @@ export class FilterService {
   async allLogs(id: string): Promise<WireLog[]> {
     const filter = this.get(id);
     filter.polled = Date.now();
-    if (filter.kind !== 'logs') throw new ServerError('filter not found');
+    if (filter.kind !== 'logs') throw new RequestFailed('filter not found');
     return this.logs.getLogs(filter.scope, filter.criteria);
   }
 
@@ -120,7 +120,7 @@ export class FilterService {
   private get(id: string): Filter {
     const filter = this.filters.get(id);
     // geth's answer for an unknown or expired id.
-    if (!filter) throw new ServerError('filter not found');
+    if (!filter) throw new RequestFailed('filter not found');
     return filter;
   }
 

@@ -1,11 +1,11 @@
 import { equalsBytes } from '@ethereumjs/util';
-import { keccak256 } from '../chain/crypto.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { BlockSelector } from '../core/blockSelector.ts';
+import { InvalidArgument, LimitExceeded, RequestFailed } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
-import { InvalidParams, LIMIT_EXCEEDED, RpcError, ServerError } from '../rpc/errors.ts';
-import type { BlockSelector } from '../rpc/params.ts';
+import { keccak256 } from '../primitives/keccak.ts';
+import { LruCache } from '../primitives/lru.ts';
 import type { ChainStore } from '../store/types.ts';
-import type { ChainService } from './chain.ts';
-import { LruCache } from './lru.ts';
 
 // One entry is a block hash and its 256-byte bloom (blocks without logs share one empty marker):
 // 32,768 entries are about 15 MB and hold three default-width ranges, so an indexer paging through
@@ -61,7 +61,7 @@ export class LogService {
   private readonly blooms = new LruCache<number, BloomEntry>(BLOOM_CACHE_SIZE);
 
   constructor(
-    private readonly chain: ChainService,
+    private readonly chain: ChainReader,
     private readonly limits: LogLimits,
   ) {}
 
@@ -76,12 +76,11 @@ export class LogService {
     const head = (await this.chain.head()).number;
     const from = await this.chain.numberOf(scope.fromBlock, head);
     const to = await this.chain.numberOf(scope.toBlock, head);
-    if (from > to) throw new InvalidParams('invalid block range params');
-    if (to > head) throw new InvalidParams('block range extends beyond current head block');
+    if (from > to) throw new InvalidArgument('invalid block range params');
+    if (to > head) throw new InvalidArgument('block range extends beyond current head block');
     const max = BigInt(this.limits.maxLogsBlockRange);
     if (to - from + 1n > max) {
-      throw new RpcError(
-        LIMIT_EXCEEDED,
+      throw new LimitExceeded(
         `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
       );
     }
@@ -89,7 +88,7 @@ export class LogService {
     const found: WireLog[] = [];
     for (let n = from; n <= to; n++) {
       const entry = await this.bloomAt(n);
-      if (!entry) throw new ServerError(`header not found for block ${n}`);
+      if (!entry) throw new RequestFailed(`header not found for block ${n}`);
       if (!entry.bloom || !filter.mayMatch(entry.bloom)) continue;
       await this.collect(entry.hash, filter, found);
       if (found.length > this.limits.maxLogsResults) throw this.tooManyResults(from, n);
@@ -99,9 +98,9 @@ export class LogService {
 
   private async blockHashLogs(hash: Uint8Array, filter: CompiledFilter): Promise<WireLog[]> {
     const number = await this.store.getBlockNumber(hash);
-    if (number === null) throw new ServerError('unknown block');
+    if (number === null) throw new RequestFailed('unknown block');
     const header = await this.store.getHeader(hash);
-    if (!header) throw new ServerError('unknown block');
+    if (!header) throw new RequestFailed('unknown block');
     const bloom = headerBloom(header);
     const found: WireLog[] = [];
     if (bloom && filter.mayMatch(bloom)) await this.collect(hash, filter, found);
@@ -119,18 +118,16 @@ export class LogService {
     return found;
   }
 
-  private tooManyResults(from: bigint, at: bigint): RpcError {
+  private tooManyResults(from: bigint, at: bigint): LimitExceeded {
     const limit = this.limits.maxLogsResults;
     // The range up to the block before the one that overflowed is known to fit. Infura words this
     // error the same way, and log-paging tools read the suggested range out of the message.
     if (at > from) {
-      return new RpcError(
-        LIMIT_EXCEEDED,
+      return new LimitExceeded(
         `query returned more than ${limit} results. Try with this block range [${quantityToHex(from)}, ${quantityToHex(at - 1n)}].`,
       );
     }
-    return new RpcError(
-      LIMIT_EXCEEDED,
+    return new LimitExceeded(
       `query returned more than ${limit} results. Block ${quantityToHex(at)} alone holds more matching logs than that: narrow the filter by address or topics, or read the block with eth_getBlockReceipts.`,
     );
   }

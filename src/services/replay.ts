@@ -1,52 +1,15 @@
-import type { TraceTypes } from '../exec/callRequest.ts';
-import type { WorkerPool } from '../exec/pool/pool.ts';
-import {
-  FLAT_TRACES_JOB,
-  type FlatBlockTraces,
-  type FlatEntry,
-  REPLAY_BLOCK_JOB,
-  REPLAY_PART_JOB,
-  type ReplayBlockJob,
-  type ReplayedBlockJson,
-  type ReplayPartJob,
-} from '../exec/worker/replayHandlers.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { ReplayLimits } from '../config/limits.ts';
+import type { BlockSelector } from '../core/blockSelector.ts';
+import type { TraceTypes } from '../core/call.ts';
+import { InvalidArgument, LimitExceeded, RequestFailed } from '../core/errors.ts';
+import { RawJson } from '../core/rawJson.ts';
+import type { ExecutionClient } from '../exec/client.ts';
+import type { FlatBlockTraces, FlatEntry, ReplayBlockJob, ReplayedBlockJson } from '../exec/jobs/replay.ts';
+import { partitionBySender, type SpeculationStats, speculate } from '../exec/speculation.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
-import { InvalidParams, LIMIT_EXCEEDED, RpcError, ServerError } from '../rpc/errors.ts';
-import type { BlockSelector } from '../rpc/params.ts';
-import { RawJson } from '../rpc/rawJson.ts';
-import type { ChainService } from './chain.ts';
-import { LruCache } from './lru.ts';
-import { type PartResult, partitionBySender, type SpeculationStats, speculate } from './parallelCalls.ts';
+import { LruCache } from '../primitives/lru.ts';
 import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';
-
-export interface ReplayLimits {
-  /**
-   * trace_filter: widest block range one request may cover. Blocks not traced before are replayed
-   * on the spot (about 0.5 s of CPU for a full block), so the bound keeps one request within the
-   * pool's deadline and fair to others. 100 is Reth's default (`max_trace_filter_blocks`).
-   */
-  maxFilterBlocks: number;
-  /**
-   * Memory for finished traces. A final block's traces never change and clients walk the same
-   * blocks repeatedly (indexers page through trace_filter, explorers open trace_block then
-   * trace_transaction), so a hit saves a whole block replay.
-   */
-  cacheBytes: number;
-  /** trace_filter's address index (see TraceIndex): a few hundred bytes per block traced. */
-  indexBytes: number;
-  /**
-   * The fewest transactions a block must have to be replayed in parts when workers are idle
-   * (services/parallelCalls.ts): below it, one more worker's set-up outweighs what it saves.
-   */
-  parallelMinTxs: number;
-}
-
-export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
-  maxFilterBlocks: 100,
-  cacheBytes: 256 * 1024 * 1024,
-  indexBytes: 64 * 1024 * 1024,
-  parallelMinTxs: 16,
-};
 
 // Object and array headers around the JSON text of a cached answer, per piece (an estimate: the
 // bound is on the order of magnitude, not on the byte).
@@ -67,7 +30,7 @@ type Cached =
   | { kind: 'flat'; bytes: number; traces: FlatBlockTraces };
 
 /**
- * The trace_ replay methods: mined transactions re-executed and traced in the pool. Every answer is
+ * The trace_ replay methods: mined transactions re-executed and traced in the execution layer. Every answer is
  * derived from one of two per-block products, computed once per block and kept in a byte-bounded
  * LRU keyed by block hash (and trace types): the block's replay results, one JSON text per
  * transaction, and its flat trace entries. Requests that arrive while the same product is being
@@ -76,7 +39,7 @@ type Cached =
  * trace_filter is served from those flat entries plus an address index (TraceIndex): a bounded
  * range (-32005 beyond `maxFilterBlocks`, like eth_getLogs) is walked block by block; a block the
  * index shows cannot match is skipped, a cached one is filtered in memory, and only blocks never
- * traced (or evicted and not ruled out) are replayed, several at once on the pool. An index kept
+ * traced (or evicted and not ruled out) are replayed, several at once. An index kept
  * only for blocks already traced stays exact: it is built from the same entries it filters.
  *
  * Genesis has nothing to trace: its answers are `[]`. Unknown blocks are null (as Reth answers,
@@ -91,9 +54,9 @@ export class ReplayService {
   private executions = 0;
 
   constructor(
-    readonly chain: ChainService,
-    readonly pool: WorkerPool,
-    readonly limits: ReplayLimits = DEFAULT_REPLAY_LIMITS,
+    readonly chain: ChainReader,
+    readonly exec: ExecutionClient,
+    readonly limits: ReplayLimits,
   ) {
     this.cache = new LruCache(limits.cacheBytes, (v) => v.bytes);
     this.index = new TraceIndex(limits.indexBytes);
@@ -113,7 +76,7 @@ export class ReplayService {
    */
   async replayTransaction(txHash: Uint8Array, types: TraceTypes): Promise<RawJson> {
     const location = await this.chain.store.getTxLocation(txHash);
-    if (!location) throw new ServerError('transaction not found');
+    if (!location) throw new RequestFailed('transaction not found');
     const json = (await this.replayed(location.blockHash, types))[location.index];
     if (json === undefined)
       throw new Error(`replay of block ${location.blockNumber} lacks tx ${location.index}`);
@@ -150,19 +113,18 @@ export class ReplayService {
 
   /**
    * trace_filter over at most `maxFilterBlocks` blocks. Each block's entries come from the trace
-   * cache, or are built once (in parallel, up to the pool's size) and then cached; blocks the
+   * cache, or are built once (in parallel, up to the execution layer's size) and then cached; blocks the
    * address index proves irrelevant are not traced at all.
    */
   async filter(f: TraceFilter): Promise<RawJson> {
     const head = (await this.chain.head()).number;
     const from = f.fromBlock ? await this.chain.numberOf(f.fromBlock, head) : 0n;
     const to = f.toBlock ? await this.chain.numberOf(f.toBlock, head) : head;
-    if (from > to) throw new InvalidParams('invalid block range params');
-    if (to > head) throw new InvalidParams('block range extends beyond current head block');
+    if (from > to) throw new InvalidArgument('invalid block range params');
+    if (to > head) throw new InvalidArgument('block range extends beyond current head block');
     const max = BigInt(this.limits.maxFilterBlocks);
     if (to - from + 1n > max) {
-      throw new RpcError(
-        LIMIT_EXCEEDED,
+      throw new LimitExceeded(
         `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
       );
     }
@@ -175,7 +137,7 @@ export class ReplayService {
     const count = f.count ?? Number.POSITIVE_INFINITY;
     const out: string[] = [];
     if (count <= 0) return new RawJson('[]');
-    const window = Math.max(1, this.pool.size);
+    const window = Math.max(1, this.exec.size);
     for (let start = from; start <= to; start += BigInt(window)) {
       const numbers: bigint[] = [];
       for (let n = start; n <= to && n < start + BigInt(window); n++) numbers.push(n);
@@ -198,7 +160,7 @@ export class ReplayService {
 
   private async filterBlock(number: bigint, filter: AddressFilter): Promise<FlatBlockTraces | null> {
     const hash = await this.chain.store.getCanonicalHash(number);
-    if (!hash) throw new ServerError(`header not found for block ${number}`);
+    if (!hash) throw new RequestFailed(`header not found for block ${number}`);
     if (!this.index.mayMatch(toHex(hash), filter)) return null;
     return this.flat(hash);
   }
@@ -218,8 +180,8 @@ export class ReplayService {
       const speculated = await this.speculate(job);
       if (speculated !== null) return { kind: 'replay', bytes: weighPieces(speculated), txs: speculated };
       // After a failed speculation the serial run gets only what is left of the deadline.
-      const deadlineMs = Math.max(1, this.pool.deadlineMs - (performance.now() - started));
-      const txs = await this.pool.run<ReplayedBlockJson>(REPLAY_BLOCK_JOB, job, { deadlineMs });
+      const deadlineMs = Math.max(1, this.exec.deadlineMs - (performance.now() - started));
+      const txs = await this.exec.run('replayBlock', job, { deadlineMs });
       return { kind: 'replay', bytes: weighPieces(txs), txs };
     });
     if (value.kind !== 'replay') throw new Error(`cache entry ${key} is not a replay`);
@@ -229,7 +191,7 @@ export class ReplayService {
   private async flat(blockHash: Uint8Array): Promise<FlatBlockTraces> {
     const key = `${toHex(blockHash)}:flat`;
     const value = await this.memo(key, async () => {
-      const traces = await this.pool.run<FlatBlockTraces>(FLAT_TRACES_JOB, { blockHash });
+      const traces = await this.exec.run('flatTraces', { blockHash });
       this.index.add(traces);
       const bytes = weighPieces(traces.entries.map((e) => e.json)) + traces.entries.length * 2 * 42;
       return { kind: 'flat', bytes, traces };
@@ -246,7 +208,7 @@ export class ReplayService {
    */
   private async speculate(job: ReplayBlockJob): Promise<ReplayedBlockJson | null> {
     if (job.types.stateDiff) return null;
-    const spare = this.pool.spareWorkers();
+    const spare = this.exec.spareWorkers();
     if (spare < 2) return null;
     const [header, receipts] = await Promise.all([
       this.chain.header(job.blockHash),
@@ -264,7 +226,7 @@ export class ReplayService {
     return speculate(
       parts,
       senders.length,
-      (indices) => this.pool.run<PartResult>(REPLAY_PART_JOB, { ...job, indices } satisfies ReplayPartJob),
+      (indices) => this.exec.run('replayBlockPart', { ...job, indices }),
       this.parallelStats,
     );
   }
@@ -295,7 +257,7 @@ export class ReplayService {
     return started;
   }
 
-  /** Counters for tests and metrics: pool executions started, products cached, executions running. */
+  /** Counters for tests and metrics: executions started, products cached, executions running. */
   stats(): { executions: number; cached: number; inFlight: number } {
     return { executions: this.executions, cached: this.cache.size, inFlight: this.inFlight.size };
   }

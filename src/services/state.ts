@@ -9,11 +9,8 @@ import {
   KECCAK256_RLP,
   unprefixedHexToBytes,
 } from '@ethereumjs/util';
-import { keccak256 } from '../chain/crypto.ts';
-import { ServerError } from '../rpc/errors.ts';
-import type { BlockSelector } from '../rpc/params.ts';
+import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockRef, ChainStore, FlatAccount } from '../store/types.ts';
-import type { ChainService } from './chain.ts';
 
 // A trie node is referenced by its hash only when its encoding is at least this long; shorter nodes
 // sit inside their parent. Proofs carry the referenced ones (and the root), as geth's do.
@@ -37,16 +34,6 @@ export interface AccountProof {
   account: TrieAccount | null;
   proof: Uint8Array[];
   storage: StorageProof[];
-}
-
-/**
- * The block whose post-state a state read uses, with geth's errors when there is none: every state
- * method answers a missing block with -32000, never with null.
- */
-export async function stateBlock(chain: ChainService, selector: BlockSelector): Promise<BlockRef> {
-  const ref = await chain.resolve(selector);
-  if (ref) return ref;
-  throw new ServerError(selector.kind === 'hash' ? 'header for hash not found' : 'header not found');
 }
 
 /**

@@ -1,22 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TypedTransaction } from '@ethereumjs/tx';
+import type { ChainReader } from '../chain/reader.ts';
+import { TooManySubscriptions } from '../core/errors.ts';
+import type { Subscriber } from '../core/subscriber.ts';
 import { toHex } from '../primitives/hex.ts';
-import { RpcError } from '../rpc/errors.ts';
-import { formatHeader } from '../rpc/format/block.ts';
-import { formatTransaction } from '../rpc/format/transaction.ts';
 import type { BlockRef } from '../store/types.ts';
-import type { ChainService } from './chain.ts';
+import { formatHeader } from '../wire/block.ts';
+import { formatTransaction } from '../wire/transaction.ts';
 import type { ChainEvents } from './events.ts';
 import { CompiledFilter, type LogCriteria, type LogService } from './logs.ts';
-
-/** Where a subscription's notifications go: one WebSocket connection. */
-export interface Subscriber {
-  /** Sends one notification; `resultJson` is the result already serialized as JSON text. */
-  notify(subscription: string, resultJson: string): void;
-  /** Runs `fn` once the connection is gone, so its subscriptions end with it. */
-  onClose(fn: () => void): void;
-}
 
 export type SubscriptionKind =
   | { kind: 'newHeads' }
@@ -65,7 +58,7 @@ export class SubscriptionService {
 
   constructor(
     events: ChainEvents,
-    private readonly chain: ChainService,
+    private readonly chain: ChainReader,
     private readonly logService: LogService,
     private readonly maxPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION,
   ) {
@@ -79,8 +72,7 @@ export class SubscriptionService {
   subscribe(subscriber: Subscriber, what: SubscriptionKind): string {
     let mine = this.bySubscriber.get(subscriber);
     if (mine && mine.size >= this.maxPerConnection) {
-      throw new RpcError(
-        TOO_MANY_SUBSCRIPTIONS,
+      throw new TooManySubscriptions(
         `too many subscriptions on this connection (at most ${this.maxPerConnection}): eth_unsubscribe some first`,
       );
     }

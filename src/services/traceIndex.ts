@@ -1,5 +1,5 @@
-import type { FlatBlockTraces } from '../exec/worker/replayHandlers.ts';
-import { LruCache } from './lru.ts';
+import type { FlatBlockTraces } from '../exec/jobs/replay.ts';
+import { LruCache } from '../primitives/lru.ts';
 
 /**
  * trace_filter's index: for every block whose traces have been built, the addresses its trace

@@ -1,6 +1,6 @@
 import { statfsSync } from 'node:fs';
 import { constants } from 'node:os';
-import { UserError } from '../errors.ts';
+import { UserError } from '../core/errors.ts';
 
 /**
  * `commitBlock` refused a block that does not extend the head (a gap, a repeated number) or that is

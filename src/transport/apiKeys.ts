@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../errors.ts';
+import { UserError } from '../core/errors.ts';
 
 /** A key kept in the datadir. Only its SHA-256 is stored: the key itself is shown once, at creation. */
 export interface StoredKey {

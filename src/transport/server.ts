@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocketLimits } from '../config/limits.ts';
+import type { Subscriber } from '../core/subscriber.ts';
 import type { ResponseChunks } from '../rpc/envelope.ts';
 import { KEY_RELOAD_MS, type KeyRing } from './apiKeys.ts';
 
@@ -10,33 +12,6 @@ export interface TransportLimits {
   maxBodyBytes: number;
   webSocket: WebSocketLimits;
 }
-
-export interface WebSocketLimits {
-  /**
-   * Output a connection may have waiting to be sent (ws `bufferedAmount`) before the next message;
-   * past it the connection is dropped. Checked before each send, so one large answer always goes
-   * out whole; only a client that leaves earlier output unread is dropped.
-   */
-  maxBufferedBytes: number;
-  /** Open WebSockets from one address; past it the upgrade is refused with HTTP 429. */
-  maxConnectionsPerIp: number;
-  /** Live `eth_subscribe` subscriptions on one connection (enforced by the subscription service). */
-  maxSubscriptionsPerConnection: number;
-}
-
-export const DEFAULT_WEBSOCKET_LIMITS: WebSocketLimits = {
-  // A client that never reads grew the server by 70 MB per block. 16 MiB holds thousands of
-  // notifications or several large answers for a client that reads slowly but does read; geth, whose
-  // writes block, drops a client whose socket stays full for its 10 s write timeout instead.
-  maxBufferedBytes: 16 * 1024 * 1024,
-  // A dapp opens one socket per tab and an indexer a small pool; 64 per address leaves room for
-  // both while bounding what one host can hold (each connection up to maxBufferedBytes). Behind a
-  // reverse proxy every client shares the proxy's address: raise it there.
-  maxConnectionsPerIp: 64,
-  // Reth's default (--rpc.max-subscriptions-per-connection); 10,000 on one socket used to stall
-  // every method for 2 s per block.
-  maxSubscriptionsPerConnection: 1024,
-};
 
 /**
  * RFC 6455 1008 (policy violation): the generic code for a server policy (a buffer cap, a revoked key)
@@ -57,17 +32,7 @@ export interface TransportOptions {
   keys: KeyRing | null;
   limits: TransportLimits;
   /** `connection` is the WebSocket a message came on; null for HTTP. */
-  handle(body: string, connection: Connection | null): Promise<ResponseChunks | null>;
-}
-
-/** One WebSocket connection, as subscriptions see it. */
-export interface Connection {
-  /**
-   * Sends an `eth_subscription` notification whose result is already JSON text (serialized once for
-   * every subscriber); dropped once the socket is closing.
-   */
-  notify(subscription: string, resultJson: string): void;
-  onClose(fn: () => void): void;
+  handle(body: string, connection: Subscriber | null): Promise<ResponseChunks | null>;
 }
 
 export interface Listening {
@@ -238,7 +203,7 @@ export class RpcServer {
     };
     // Answers are sent in the order requests finish, as JSON-RPC over WebSocket allows; each
     // message is independent, and a malformed one gets its error without closing the socket.
-    const connection: Connection = {
+    const connection: Subscriber = {
       notify: (subscription, resultJson) =>
         // Subscription ids are hex (services/subscriptions.ts), so they splice in without escaping.
         send(

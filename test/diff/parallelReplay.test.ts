@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Address, getAddress } from 'viem';
-import { DEFAULT_CONFIG } from '../../src/app.ts';
 import { type Anvil, mineBlock, startAnvil } from '../support/anvil.ts';
 import { asm, deployCode } from '../support/asm.ts';
 import { tempDir } from '../support/cli.ts';
@@ -66,13 +65,10 @@ describe('trace_replayBlockTransactions replayed in parts answers exactly as rep
 
     const { datadir } = await importFromAnvil(anvil, dir.path);
     parallel = await startServer(datadir, {
-      config: {
-        replayLimits: { ...DEFAULT_CONFIG.replayLimits, parallelMinTxs: 2 },
-        execution: { ...DEFAULT_CONFIG.execution, workers: 4 },
-      },
+      limits: { replay: { parallelMinTxs: 2 }, pool: { workers: 4 } },
     });
     serial = await startServer(datadir, {
-      config: { replayLimits: { ...DEFAULT_CONFIG.replayLimits, parallelMinTxs: Number.POSITIVE_INFINITY } },
+      limits: { replay: { parallelMinTxs: Number.POSITIVE_INFINITY } },
     });
     await parallel.app.warm();
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_CONFIG } from '../../src/app.ts';
+import type { LimitOverrides } from '../../src/config/limits.ts';
 import { asCall, serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -12,9 +12,9 @@ import { type RunningServer, startServer } from '../support/server.ts';
 // The whole workload as one traced request (vmTrace of every transaction, tens of MB) is far past
 // the default answer bound and deadline; an operator serving such requests raises both
 // (--max-response-mb, --exec-timeout), and so do both servers here.
-const HEAVY_REQUESTS: Partial<typeof DEFAULT_CONFIG> = {
-  maxResponseBytes: 512 * 1024 * 1024,
-  execution: { ...DEFAULT_CONFIG.execution, deadlineMs: 60_000 },
+const HEAVY_REQUESTS: LimitOverrides = {
+  requests: { maxResponseBytes: 512 * 1024 * 1024 },
+  pool: { deadlineMs: 60_000 },
 };
 
 describe('parallel speculation over the whole trace workload', () => {
@@ -23,11 +23,11 @@ describe('parallel speculation over the whole trace workload', () => {
   before(async () => {
     servers = await serveTraceWorkload(HEAVY_REQUESTS);
     parallel = await startServer(servers.datadir, {
-      config: {
+      limits: {
         ...HEAVY_REQUESTS,
-        traceLimits: { ...DEFAULT_CONFIG.traceLimits, parallelMinCalls: 2 },
-        replayLimits: { ...DEFAULT_CONFIG.replayLimits, parallelMinTxs: 2 },
-        execution: { ...DEFAULT_CONFIG.execution, deadlineMs: 60_000, workers: 4 },
+        calls: { parallelMinCalls: 2 },
+        replay: { parallelMinTxs: 2 },
+        pool: { deadlineMs: 60_000, workers: 4 },
       },
     });
     await parallel.app.warm();

@@ -2,13 +2,20 @@ import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { after, describe, it } from 'node:test';
 import {
+  DomainError,
+  type DomainErrorKind,
+  ExecutionTimeout,
+  InvalidArgument,
+  RequestFailed,
+  Reverted,
+} from '../../src/core/errors.ts';
+import {
   BUSY_MESSAGE,
   PoolClosedError,
   TIMEOUT_MESSAGE,
   WorkerPool,
   type WorkerPoolOptions,
 } from '../../src/exec/pool/pool.ts';
-import { InvalidParams, RpcError, ServerError } from '../../src/rpc/errors.ts';
 import type { FixtureData } from './fixtures/poolWorker.ts';
 
 const FIXTURE = new URL('./fixtures/poolWorker.ts', import.meta.url);
@@ -48,9 +55,9 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   assert.fail('expected a rejection');
 }
 
-function assertRpcError(e: unknown, code: number, message: string): asserts e is RpcError {
-  assert.ok(e instanceof RpcError, `expected an RpcError, got ${String(e)}`);
-  assert.equal(e.code, code);
+function assertDomainError(e: unknown, kind: DomainErrorKind, message: string): asserts e is DomainError {
+  assert.ok(e instanceof DomainError, `expected a DomainError, got ${String(e)}`);
+  assert.equal(e.kind, kind);
   assert.equal(e.message, message);
 }
 
@@ -89,38 +96,39 @@ describe('WorkerPool', () => {
     assert.equal(small.buffer.byteLength, 5);
   });
 
-  it('passes RpcErrors through with their class, code, message and data', async () => {
+  it('passes domain errors through with their class, message and data', async () => {
     const pool = makePool();
-    const server = await rejection(pool.run('serverError', null));
-    assert.ok(server instanceof ServerError);
-    assertRpcError(server, -32000, 'execution reverted');
-    assert.equal(server.data, '0x08c379a0');
+    const failed = await rejection(pool.run('serverError', null));
+    assert.ok(failed instanceof RequestFailed);
+    assertDomainError(failed, 'failed', 'execution reverted');
+    assert.equal(failed.data, '0x08c379a0');
 
     const revert = await rejection(pool.run('revert', null));
-    assertRpcError(revert, 3, 'execution reverted: nope');
-    assert.equal(revert.data, '0x08c379a0');
+    assert.ok(revert instanceof Reverted);
+    assertDomainError(revert, 'reverted', 'execution reverted: nope');
+    assert.deepEqual(revert.output, Uint8Array.of(0x08, 0xc3, 0x79, 0xa0));
 
     const invalid = await rejection(pool.run('invalidParams', null));
-    assert.ok(invalid instanceof InvalidParams);
-    assertRpcError(invalid, -32602, 'invalid argument 0: hex string without 0x prefix');
+    assert.ok(invalid instanceof InvalidArgument);
+    assertDomainError(invalid, 'invalid argument', 'invalid argument 0: hex string without 0x prefix');
     assert.deepEqual(pool.logged, []);
   });
 
-  it('turns other errors into -32603, logging the cause with its worker stack', async () => {
+  it('turns other errors into internal errors, logging the cause with its worker stack', async () => {
     const pool = makePool();
     const e = await rejection(pool.run('typeError', null));
-    assertRpcError(e, -32603, 'internal error');
+    assertDomainError(e, 'internal', 'internal error');
     assert.ok(e.cause instanceof Error);
     assert.equal(e.cause.name, 'TypeError');
     assert.match(e.cause.stack ?? '', /poolWorker\.ts/);
     assert.equal(pool.logged.length, 1);
     assert.match(pool.logged[0] ?? '', /'typeError' failed in a worker: TypeError: cannot read properties/);
 
-    assertRpcError(await rejection(pool.run('noSuchKind', null)), -32603, 'internal error');
+    assertDomainError(await rejection(pool.run('noSuchKind', null)), 'internal', 'internal error');
     assert.match(pool.logged[1] ?? '', /no handler for 'noSuchKind'/);
-    // An RpcError whose data cannot cross threads still answers, as an internal error.
-    assertRpcError(await rejection(pool.run('uncloneableData', null)), -32603, 'internal error');
-    assertRpcError(await rejection(pool.run('echo', () => 1)), -32603, 'internal error');
+    // A DomainError whose data cannot cross threads still answers, as an internal error.
+    assertDomainError(await rejection(pool.run('uncloneableData', null)), 'internal', 'internal error');
+    assertDomainError(await rejection(pool.run('echo', () => 1)), 'internal', 'internal error');
     assert.equal((await pool.run<Echo>('echo', 'still serving')).payload, 'still serving');
   });
 
@@ -134,8 +142,8 @@ describe('WorkerPool', () => {
     ]);
     assert.equal(forever.status, 'rejected');
     const timeout = (forever as PromiseRejectedResult).reason;
-    assert.ok(timeout instanceof ServerError);
-    assertRpcError(timeout, -32000, TIMEOUT_MESSAGE);
+    assert.ok(timeout instanceof ExecutionTimeout);
+    assertDomainError(timeout, 'execution timeout', TIMEOUT_MESSAGE);
     // The other worker's request, running past the deadline of the first, was not disturbed.
     assert.equal(honest.status, 'fulfilled');
     assert.equal((honest as PromiseFulfilledResult<{ ms: number }>).value.ms, 600);
@@ -158,7 +166,7 @@ describe('WorkerPool', () => {
     const started = performance.now();
     const e = await rejection(pool.run('spinForever', null, { deadlineMs: 250 }));
     const elapsed = performance.now() - started;
-    assertRpcError(e, -32000, TIMEOUT_MESSAGE);
+    assertDomainError(e, 'execution timeout', TIMEOUT_MESSAGE);
     assert.ok(elapsed >= 240 && elapsed < 1_000, `timed out after ${elapsed} ms`);
     assert.equal((await pool.run<Echo>('echo', 'after')).payload, 'after');
   });
@@ -170,7 +178,7 @@ describe('WorkerPool', () => {
     const started = performance.now();
     const e = await rejection(pool.run('echo', 'late', { deadlineMs: 200 }));
     const waited = performance.now() - started;
-    assertRpcError(e, -32000, TIMEOUT_MESSAGE);
+    assertDomainError(e, 'execution timeout', TIMEOUT_MESSAGE);
     assert.ok(waited < 600, `queued request timed out after ${waited} ms`);
     const { threadId } = await long;
     assert.equal((await pool.run<Echo>('echo', null)).threadId, threadId);
@@ -184,7 +192,7 @@ describe('WorkerPool', () => {
       pool.run<{ ms: number }>('spin', 300),
     ]);
     assert.equal(exited.status, 'rejected');
-    assertRpcError((exited as PromiseRejectedResult).reason, -32603, 'internal error');
+    assertDomainError((exited as PromiseRejectedResult).reason, 'internal', 'internal error');
     assert.equal(neighbour.status, 'fulfilled');
     assert.match(pool.logged[0] ?? '', /worker crashed running 'exit'.*exited with code 3/s);
     assert.equal((await pool.run<Echo>('echo', 'after exit')).payload, 'after exit');
@@ -194,7 +202,7 @@ describe('WorkerPool', () => {
   it('fails only the request whose worker throws asynchronously', async () => {
     const pool = makePool({ size: 1 });
     const e = await rejection(pool.run('throwLater', null));
-    assertRpcError(e, -32603, 'internal error');
+    assertDomainError(e, 'internal', 'internal error');
     assert.ok(e.cause instanceof Error);
     assert.equal(e.cause.message, 'thrown from a timer');
     assert.equal((await pool.run<Echo>('echo', 'after throw')).payload, 'after throw');
@@ -207,7 +215,7 @@ describe('WorkerPool', () => {
     const started = performance.now();
     const e = await rejection(pool.run('spin', 200));
     assert.ok(performance.now() - started < 50);
-    assertRpcError(e, -32005, BUSY_MESSAGE);
+    assertDomainError(e, 'busy', BUSY_MESSAGE);
     assert.equal(pool.stats().queued + pool.stats().busy, 3);
     const results = await Promise.all(accepted);
     assert.equal(results.length, 3);
@@ -279,7 +287,7 @@ describe('WorkerPool', () => {
   it('fails waiting requests, and warm(), when a worker cannot start', async () => {
     const pool = makePool({ size: 2, data: { label: 'broken', failInit: true } });
     const e = await rejection(pool.run('echo', null));
-    assertRpcError(e, -32603, 'internal error');
+    assertDomainError(e, 'internal', 'internal error');
     assert.match(pool.logged[0] ?? '', /failed to start: Error: no chain store at \/nowhere/);
     const warm = await rejection(pool.warm());
     assert.match((warm as Error).message, /no chain store at \/nowhere/);
@@ -288,7 +296,7 @@ describe('WorkerPool', () => {
   it('gives up on a worker that does not start in time', async () => {
     const pool = makePool({ data: { label: 'hangs', hangInit: true }, startTimeoutMs: 300 });
     const started = performance.now();
-    assertRpcError(await rejection(pool.run('echo', null)), -32603, 'internal error');
+    assertDomainError(await rejection(pool.run('echo', null)), 'internal', 'internal error');
     assert.ok(performance.now() - started < 2_000);
     assert.match(pool.logged[0] ?? '', /did not start within 300 ms/);
     assert.equal(pool.stats().workers, 0);
@@ -344,19 +352,19 @@ describe('WorkerPool', () => {
       // Alone this would fit its own deadline; in the batch at most 1 s is left.
       return rejection(pool.run('spin', 2_000));
     });
-    assertRpcError(outcome, -32000, TIMEOUT_MESSAGE);
+    assertDomainError(outcome, 'execution timeout', TIMEOUT_MESSAGE);
     // Outside a batch, the same job has the whole deadline (once the worker the timeout terminated
     // is replaced: its start would count against the deadline).
     await pool.warm();
     assert.equal((await pool.run<{ ms: number }>('spin', 2_000)).ms, 2_000);
   });
 
-  it('refuses an answer larger than maxResultBytes with -32008', async () => {
+  it('refuses an answer larger than maxResultBytes', async () => {
     const pool = makePool({ maxResultBytes: 1_000 });
     assert.equal((await pool.run<Uint8Array>('bytes', 1_000)).byteLength, 1_000);
     const refused = await rejection(pool.run('bytes', 1_001));
-    assert.ok(refused instanceof RpcError);
-    assert.equal(refused.code, -32008);
+    assert.ok(refused instanceof DomainError);
+    assert.equal(refused.kind, 'response too large');
     assert.match(refused.message, /response too large: the answer would exceed 1000 bytes/);
   });
 });

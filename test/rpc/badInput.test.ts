@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { describeForLog } from '../../src/rpc/errors.ts';
+import { describeForLog } from '../../src/core/errors.ts';
 import { conformanceServerForSuite } from '../support/server.ts';
 
 type Answer = { jsonrpc: string; id: unknown; result?: unknown; error?: { code: number; message: string } };

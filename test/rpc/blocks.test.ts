@@ -8,7 +8,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { createFeeMarket1559Tx } from '@ethereumjs/tx';
 import { bytesToBigInt, bytesToHex, hexToBytes } from '@ethereumjs/util';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { formatTransaction } from '../../src/rpc/format/transaction.ts';
+import { formatTransaction } from '../../src/wire/transaction.ts';
 import { CONFORMANCE } from '../support/cli.ts';
 import { HEADER_FIELDS } from '../support/exportChain.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';

@@ -5,8 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
 import { type App, buildApp, DEFAULT_CONFIG } from '../../src/app.ts';
-import { keccak256 } from '../../src/chain/crypto.ts';
 import { quantityToHex, toHex } from '../../src/primitives/hex.ts';
+import { keccak256 } from '../../src/primitives/keccak.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
 import { CONFORMANCE } from '../support/cli.ts';
@@ -281,9 +281,7 @@ describe('eth_getLogs limits', () => {
 
   before(async () => {
     limited = await startServer(chain.datadir, {
-      config: {
-        methodLimits: { maxLogsBlockRange: RANGE, maxLogsResults: RESULTS, maxFeeHistoryBlocks: 5 },
-      },
+      limits: { methods: { maxLogsBlockRange: RANGE, maxLogsResults: RESULTS, maxFeeHistoryBlocks: 5 } },
     });
   });
   after(() => limited?.close());

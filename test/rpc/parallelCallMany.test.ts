@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_CONFIG } from '../../src/app.ts';
 import { asm, deployCode } from '../support/asm.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
@@ -36,13 +35,10 @@ describe('trace_callMany run in parallel answers exactly as run serially', () =>
   before(async () => {
     chain = await importConformanceChain();
     parallel = await startServer(chain.datadir, {
-      config: {
-        traceLimits: { ...DEFAULT_CONFIG.traceLimits, parallelMinCalls: 2 },
-        execution: { ...DEFAULT_CONFIG.execution, workers: 4 },
-      },
+      limits: { calls: { parallelMinCalls: 2 }, pool: { workers: 4 } },
     });
     serial = await startServer(chain.datadir, {
-      config: { traceLimits: { ...DEFAULT_CONFIG.traceLimits, parallelMinCalls: Number.POSITIVE_INFINITY } },
+      limits: { calls: { parallelMinCalls: Number.POSITIVE_INFINITY } },
     });
     await parallel.app.warm();
   });

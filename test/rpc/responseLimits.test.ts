@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { DEFAULT_CONFIG } from '../../src/app.ts';
+import { DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
 type Answer = {
@@ -18,7 +18,7 @@ type Answer = {
 const SENDER = '0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f';
 // Initcode that loops until its gas runs out: JUMPDEST PUSH1 0 JUMP.
 const ENDLESS = '0x5b600056';
-const GAS_CAP = `0x${DEFAULT_CONFIG.traceLimits.gasCap.toString(16)}`;
+const GAS_CAP = `0x${DEFAULT_LIMITS.calls.gasCap.toString(16)}`;
 // Initcode that calls 0x…0200 with no value until its gas runs out (not 0x…0100: from Osaka that
 // is the P256VERIFY precompile, whose calls traces leave out): JUMPDEST PUSH0×5 PUSH2 0x0200 GAS
 // CALL POP PUSH1 0 JUMP.
@@ -43,13 +43,10 @@ describe('answer size, deadline and batch limits', () => {
     chain = await importConformanceChain();
     server = await startServer(chain.datadir);
     slow = await startServer(chain.datadir, {
-      config: {
-        maxResponseBytes: 1024 * 1024 * 1024,
-        execution: { ...DEFAULT_CONFIG.execution, workers: 1, deadlineMs: 1_000 },
-      },
+      limits: { requests: { maxResponseBytes: 1024 * 1024 * 1024 }, pool: { workers: 1, deadlineMs: 1_000 } },
     });
     small = await startServer(chain.datadir, {
-      config: { maxResponseBytes: 4096, execution: { ...DEFAULT_CONFIG.execution, workers: 1 } },
+      limits: { requests: { maxResponseBytes: 4096 }, pool: { workers: 1 } },
     });
     // Worker starts are not what the deadlines below are about. One server at a time: starts
     // compete for the same cores.

@@ -6,7 +6,7 @@ import type { Block } from '@ethereumjs/block';
 import { verifyMerkleProof } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt, bytesToHex, hexToBytes, KECCAK256_RLP } from '@ethereumjs/util';
-import { keccak256 } from '../../src/chain/crypto.ts';
+import { keccak256 } from '../../src/primitives/keccak.ts';
 import { CONFORMANCE } from '../support/cli.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_CONFIG } from '../../src/app.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
 // The conformance chain's funded sender and a fresh recipient.
@@ -43,7 +42,7 @@ describe('trace_callMany and trace_call', () => {
     chain = await importConformanceChain();
     server = await startServer(chain.datadir);
     small = await startServer(chain.datadir, {
-      config: { traceLimits: { ...DEFAULT_CONFIG.traceLimits, maxCalls: 2 } },
+      limits: { calls: { maxCalls: 2 } },
     });
   });
   after(async () => {

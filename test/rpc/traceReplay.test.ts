@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { RpcError } from '../../src/rpc/errors.ts';
-import { DEFAULT_REPLAY_LIMITS, ReplayService } from '../../src/services/replay.ts';
+import { DEFAULT_LIMITS } from '../../src/config/limits.ts';
+import { LimitExceeded } from '../../src/core/errors.ts';
+import { ReplayService } from '../../src/services/replay.ts';
 import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
 // The conformance chain: proof of work up to block 35 (blocks 3, 4, 6, 7, … include one uncle
@@ -266,8 +267,8 @@ describe('trace_ replay methods on the conformance chain', () => {
       all.filter((e) => e.result?.address === created || e.action.to === created).map((e) => e.blockNumber),
     );
     // No trace cache at all: every block traced is traced in the pool.
-    const uncached = new ReplayService(server.app.services.chain, server.app.services.replay.pool, {
-      ...DEFAULT_REPLAY_LIMITS,
+    const uncached = new ReplayService(server.app.services.chain, server.app.execution, {
+      ...DEFAULT_LIMITS.replay,
       cacheBytes: 0,
     });
     const filter = {
@@ -283,17 +284,15 @@ describe('trace_ replay methods on the conformance chain', () => {
   });
 
   it('bounds trace_filter ranges', async () => {
-    const replay = server.app.services.replay;
-    const small = new ReplayService(server.app.services.chain, replay.pool, {
-      ...DEFAULT_REPLAY_LIMITS,
+    const small = new ReplayService(server.app.services.chain, server.app.execution, {
+      ...DEFAULT_LIMITS.replay,
       maxFilterBlocks: 10,
     });
     const e = await small.filter({ fromAddress: [], toAddress: [], mode: 'union' }).then(
       () => assert.fail('expected an error'),
-      (err: unknown) => err as RpcError,
+      (err: unknown) => err,
     );
-    assert.ok(e instanceof RpcError);
-    assert.equal(e.code, -32005);
+    assert.ok(e instanceof LimitExceeded);
     assert.equal(e.message, 'query exceeds max block range 10. Try with this block range [0x0, 0x9].');
     assert.equal(
       (

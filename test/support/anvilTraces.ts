@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import type { DEFAULT_CONFIG } from '../../src/app.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
+import type { LimitOverrides } from '../../src/config/limits.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { type Anvil, startAnvil } from './anvil.ts';
@@ -63,9 +63,7 @@ export interface TraceWorkloadServers {
 }
 
 /** anvil with the trace workload mined, and our server over the same chain: the diff suites' setup. */
-export async function serveTraceWorkload(
-  config: Partial<typeof DEFAULT_CONFIG> = {},
-): Promise<TraceWorkloadServers> {
+export async function serveTraceWorkload(limits: LimitOverrides = {}): Promise<TraceWorkloadServers> {
   const work = tempDir('ethtrace-diff-');
   const anvil = await startAnvil();
   try {
@@ -83,7 +81,7 @@ export async function serveTraceWorkload(
     } finally {
       await store.close();
     }
-    const server = await startServer(datadir, { config });
+    const server = await startServer(datadir, { limits });
     return {
       anvil,
       workload,

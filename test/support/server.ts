@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { type App, buildApp, DEFAULT_CONFIG } from '../../src/app.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
+import { DEFAULT_LIMITS, type LimitOverrides, withLimits } from '../../src/config/limits.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
@@ -43,12 +44,12 @@ export async function importConformanceChain(): Promise<{ datadir: string; clean
 /** A real server on port 0 over a datadir, accepting TEST_KEY (or every key with `keys: null`). */
 export async function startServer(
   datadir: string,
-  opts: { keys?: readonly string[] | null; config?: Partial<typeof DEFAULT_CONFIG> } = {},
+  opts: { keys?: readonly string[] | null; limits?: LimitOverrides } = {},
 ): Promise<RunningServer> {
   const store = await openLmdbStore(datadir, { readOnly: true });
   const keys = opts.keys === null ? null : KeyRing.from(opts.keys ?? [TEST_KEY], null);
   const app = await buildApp(
-    { ...DEFAULT_CONFIG, ...opts.config, port: 0, keys },
+    { ...DEFAULT_CONFIG, limits: withLimits(DEFAULT_LIMITS, opts.limits), port: 0, keys },
     { store, datadir, ...(process.env.ETHTRACE_TEST_LOG ? {} : { log: () => {} }) },
   );
   const { httpUrl, wsUrl } = await app.listen();

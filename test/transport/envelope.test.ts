@@ -4,8 +4,8 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { RequestFailed } from '../../src/core/errors.ts';
 import { RpcEnvelope } from '../../src/rpc/envelope.ts';
-import { ServerError } from '../../src/rpc/errors.ts';
 import { method } from '../../src/rpc/method.ts';
 import { importConformanceChain, type RunningServer, startServer, TEST_KEY } from '../support/server.ts';
 
@@ -21,7 +21,9 @@ describe('JSON-RPC envelope and HTTP transport', () => {
   let server: RunningServer;
   before(async () => {
     chain = await importConformanceChain();
-    server = await startServer(chain.datadir, { config: { maxBatchSize: 5, maxBodyBytes: 64 * 1024 } });
+    server = await startServer(chain.datadir, {
+      limits: { requests: { maxBatchSize: 5, maxBodyBytes: 64 * 1024 } },
+    });
   });
   after(async () => {
     await server?.close();
@@ -363,7 +365,7 @@ describe('the envelope with failing methods', () => {
         throw new TypeError('secret internals at /some/path.ts:12');
       }),
       refuse: method([], () => {
-        throw new ServerError('not today', { why: 'testing' });
+        throw new RequestFailed('not today', { why: 'testing' });
       }),
     },
     { services: {} },

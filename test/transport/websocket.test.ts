@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { DEFAULT_WEBSOCKET_LIMITS } from '../../src/transport/server.ts';
+import { DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import { collect, runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, devChainForSuite, serveCli, stopDev } from '../support/devServer.ts';
 import { rpc } from '../support/rpcClient.ts';
@@ -142,7 +142,7 @@ describe('WebSocket transport on a dev chain', () => {
   });
 
   it('caps the subscriptions of one connection with a JSON-RPC error', async () => {
-    const max = DEFAULT_WEBSOCKET_LIMITS.maxSubscriptionsPerConnection;
+    const max = DEFAULT_LIMITS.webSocket.maxSubscriptionsPerConnection;
     const client = await rawClient(dev().wsUrl);
     try {
       const made = await Promise.all(
@@ -167,7 +167,7 @@ describe('WebSocket transport on a dev chain', () => {
   });
 
   it('refuses WebSocket upgrades past the per-address cap with HTTP 429, and frees a slot on close', async () => {
-    const max = DEFAULT_WEBSOCKET_LIMITS.maxConnectionsPerIp;
+    const max = DEFAULT_LIMITS.webSocket.maxConnectionsPerIp;
     const clients = await Promise.all(Array.from({ length: max }, () => rawClient(dev().wsUrl)));
     try {
       const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -197,7 +197,7 @@ describe('WebSocket transport on a dev chain', () => {
   });
 
   it('drops a client that never reads while blocks are mined, and the server stays bounded', async () => {
-    const { maxBufferedBytes, maxSubscriptionsPerConnection: subs } = DEFAULT_WEBSOCKET_LIMITS;
+    const { maxBufferedBytes, maxSubscriptionsPerConnection: subs } = DEFAULT_LIMITS.webSocket;
     const pid = dev().child.pid;
     assert.ok(pid);
     const slow = await rawClient(dev().wsUrl);

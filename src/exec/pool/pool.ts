@@ -14,41 +14,18 @@
 // under overload queued requests expire instead of piling up behind slow ones.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import os from 'node:os';
 import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
+import { DEFAULT_LIMITS } from '../../config/limits.ts';
 import {
+  Busy,
   describeForLog,
-  INTERNAL_ERROR,
-  INVALID_PARAMS,
-  InvalidParams,
-  LIMIT_EXCEEDED,
-  RpcError,
-  SERVER_ERROR,
-  ServerError,
-} from '../../rpc/errors.ts';
+  ExecutionTimeout,
+  InternalError,
+  reviveDomainError,
+} from '../../core/errors.ts';
 import type { BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
 
 export type { Handler, Handlers, WorkerModule } from './protocol.ts';
-
-/**
- * Per-request deadline: geth's and Erigon's `RPCEVMTimeout` default. A 200-transaction block replays
- * in about 0.5 s here, so honest work fits ten times over, and a client is still waiting at 5 s.
- */
-export const DEFAULT_DEADLINE_MS = 5_000;
-
-/**
- * Requests that may wait for a worker, beyond the ones running. Each waiting request is only a
- * closure, so memory is no concern; the bound is there to refuse at once, with a code clients back
- * off on, rather than let a flood wait out the deadline. 256 covers a burst of cheap calls
- * (milliseconds each) on a few cores; slow traces hit the deadline long before the queue fills.
- */
-export const DEFAULT_MAX_QUEUE = 256;
-
-/**
- * One worker per core: the work is CPU-bound, so more workers than cores only adds switching and
- * memory (each worker holds its own VM, caches and heap), and fewer leaves cores idle.
- */
-export const DEFAULT_POOL_SIZE = os.availableParallelism();
 
 /**
  * How long a worker may take to start before it counts as failed. Starts measure 0.7–1.6 s here for
@@ -58,25 +35,14 @@ export const DEFAULT_POOL_SIZE = os.availableParallelism();
  */
 export const DEFAULT_START_TIMEOUT_MS = 30_000;
 
-/** -32000, as geth's "execution aborted (timeout = 5s)" is; the wording is this service's own. */
+/** As geth's "execution aborted (timeout = 5s)"; the wording is this service's own. */
 export const TIMEOUT_MESSAGE = 'execution timeout';
 
 /**
- * -32005 (Infura's "limit exceeded"), worded after Infura's own rate-limit answers ("daily request
- * count exceeded, request rate limited"): viem retries -32005 with backoff (`shouldRetry` in
- * utils/buildRequest.ts), which is what a client should do here. A timeout stays -32000, which it
- * does not retry: the same trace would only time out again.
+ * A full queue: worded after Infura's own rate-limit answers ("daily request count exceeded, request
+ * rate limited"), since a client should do what it does there: back off and retry.
  */
 export const BUSY_MESSAGE = 'too many concurrent executions, request rate limited';
-
-/**
- * Bytes one job's answer may take (see RunMessage.maxBytes); past it the job fails with -32008. Reth
- * allows 160 MB per response, but here an answer is a tree of objects in a worker before it is text
- * (vmTrace: several times its JSON) and then crosses to the main thread: 32 MiB keeps two workers'
- * worst case in the hundreds of megabytes, and still holds the replay of a full block with traces
- * and state diffs. vmTraces and struct logs of long loops are what it refuses.
- */
-export const DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024;
 
 const BOOTSTRAP = new URL('./bootstrap.mjs', import.meta.url);
 
@@ -87,7 +53,7 @@ export interface WorkerPoolOptions {
   workerData?: unknown;
   /** Workers, and so requests running at once. */
   size?: number;
-  /** Requests that may wait beyond the `size` running; more are refused with -32005. */
+  /** Requests that may wait beyond the `size` running; more are refused (Busy). */
   maxQueue?: number;
   /** Default deadline of a request, queue wait included. */
   deadlineMs?: number;
@@ -95,7 +61,7 @@ export interface WorkerPoolOptions {
   startTimeoutMs?: number;
   /** Bytes a job's answer may take; none if absent (see RunMessage.maxBytes). */
   maxResultBytes?: number;
-  /** Heap caps per worker: a runaway request then kills its worker (answered -32603), not the process. */
+  /** Heap caps per worker: a runaway request then kills its worker (an internal error), not the process. */
   resourceLimits?: ResourceLimits;
   /** Where internal errors (handler bugs, crashes, workers that fail to start) are reported. */
   log?: (line: string) => void;
@@ -125,7 +91,7 @@ export interface PoolStats {
  * Jobs started together as one unit of client work (a JSON-RPC batch): they share one deadline,
  * counted from the unit's start, and at most `limit` of them are in the pool (queued or running) at
  * once; the rest wait here, outside the queue, so one batch of a thousand traces neither fills the
- * queue (other clients would get -32005) nor holds the workers for a thousand deadlines.
+ * queue (other clients would be refused as busy) nor holds the workers for a thousand deadlines.
  */
 interface Scope {
   readonly deadlineAt: number;
@@ -187,9 +153,9 @@ export class WorkerPool {
   private counters = { starts: 0, lastStartMs: null as number | null, timeouts: 0, crashes: 0 };
 
   constructor(options: WorkerPoolOptions) {
-    this.size = positiveInteger('size', options.size ?? DEFAULT_POOL_SIZE);
-    this.maxQueue = nonNegativeInteger('maxQueue', options.maxQueue ?? DEFAULT_MAX_QUEUE);
-    this.deadlineMs = positiveNumber('deadlineMs', options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    this.size = positiveInteger('size', options.size ?? DEFAULT_LIMITS.pool.workers);
+    this.maxQueue = nonNegativeInteger('maxQueue', options.maxQueue ?? DEFAULT_LIMITS.pool.maxQueue);
+    this.deadlineMs = positiveNumber('deadlineMs', options.deadlineMs ?? DEFAULT_LIMITS.pool.deadlineMs);
     this.startTimeoutMs = positiveNumber(
       'startTimeoutMs',
       options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
@@ -202,8 +168,8 @@ export class WorkerPool {
   }
 
   /**
-   * Runs `kind` with `payload` on a worker. Rejects with the handler's RpcError as it was thrown,
-   * -32000 `execution timeout` past the deadline, -32005 when the queue is full, and -32603 for any
+   * Runs `kind` with `payload` on a worker. Rejects with the handler's DomainError as it was thrown,
+   * ExecutionTimeout past the deadline, Busy when the queue is full, and InternalError for any
    * other failure (the cause is logged and kept as `cause`).
    */
   run<T = unknown>(kind: string, payload: unknown, options: RunOptions = {}): Promise<T> {
@@ -212,7 +178,7 @@ export class WorkerPool {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const scope = this.scopes.getStore();
     const parked = scope !== undefined && scope.admitted >= scope.limit;
-    if (!parked && this.full()) return Promise.reject(new RpcError(LIMIT_EXCEEDED, BUSY_MESSAGE));
+    if (!parked && this.full()) return Promise.reject(new Busy(BUSY_MESSAGE));
     let deadlineMs = options.deadlineMs ?? this.deadlineMs;
     if (!(Number.isFinite(deadlineMs) && deadlineMs > 0)) {
       return Promise.reject(new RangeError('deadlineMs must be a positive number'));
@@ -221,7 +187,7 @@ export class WorkerPool {
       const left = scope.deadlineAt - performance.now();
       if (left <= 0) {
         this.counters.timeouts++;
-        return Promise.reject(new ServerError(TIMEOUT_MESSAGE));
+        return Promise.reject(new ExecutionTimeout(TIMEOUT_MESSAGE));
       }
       deadlineMs = Math.min(deadlineMs, left);
     }
@@ -267,10 +233,10 @@ export class WorkerPool {
     return this.queue.length + this.busyCount() >= this.size + this.maxQueue;
   }
 
-  /** Into the queue, or refused with -32005 if it is full. */
+  /** Into the queue, or refused (busy) if it is full. */
   private admit(job: Job): void {
     if (this.full()) {
-      this.settle(job, new RpcError(LIMIT_EXCEEDED, BUSY_MESSAGE));
+      this.settle(job, new Busy(BUSY_MESSAGE));
       return;
     }
     job.admitted = true;
@@ -407,7 +373,10 @@ export class WorkerPool {
         return;
       }
       case 'initError':
-        this.startFailed(slot, revive(message.error));
+        this.startFailed(
+          slot,
+          message.error.domain ? reviveDomainError(message.error.error) : revive(message.error),
+        );
         return;
       case 'result':
       case 'error': {
@@ -456,7 +425,7 @@ export class WorkerPool {
   private expire(job: Job): void {
     job.timer = undefined;
     this.counters.timeouts++;
-    this.drop(job, new ServerError(TIMEOUT_MESSAGE));
+    this.drop(job, new ExecutionTimeout(TIMEOUT_MESSAGE));
   }
 
   private abort(job: Job, reason: unknown): void {
@@ -519,25 +488,19 @@ export class WorkerPool {
   }
 
   private toCallerError(error: SerializedError, kind: string): Error {
-    const revived = revive(error);
-    return error.rpc ? revived : this.internal(revived, `'${kind}' failed in a worker`);
+    if (error.domain) return reviveDomainError(error.error);
+    return this.internal(revive(error), `'${kind}' failed in a worker`);
   }
 
-  private internal(cause: unknown, context: string): RpcError {
+  /** Logged here, with its cause; the caller gets an InternalError that says nothing more. */
+  private internal(cause: unknown, context: string): InternalError {
     this.log(`${context}: ${describe(cause)}`);
-    const error = new RpcError(INTERNAL_ERROR, 'internal error');
-    error.cause = cause;
-    return error;
+    return new InternalError('internal error', { cause });
   }
 }
 
-/** Rebuilds an error from the worker: an RpcError as its own class where it has one, so callers may test it. */
-function revive(error: SerializedError): Error {
-  if (error.rpc) {
-    if (error.code === SERVER_ERROR) return new ServerError(error.message, error.data);
-    if (error.code === INVALID_PARAMS && error.data === undefined) return new InvalidParams(error.message);
-    return new RpcError(error.code, error.message, error.data);
-  }
+/** Rebuilds an error that is not a domain error (a bug in a handler) for the log. */
+function revive(error: Extract<SerializedError, { domain: false }>): Error {
   const revived = new Error(error.message);
   revived.name = error.name;
   if (error.stack !== undefined) revived.stack = error.stack;

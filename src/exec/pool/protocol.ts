@@ -1,3 +1,5 @@
+import type { SerializedDomainError } from '../../core/errors.ts';
+
 // The messages between the pool (main thread) and its workers. Everything here crosses a thread
 // boundary by structured clone, so it is plain data: errors travel as fields and are rebuilt.
 
@@ -30,7 +32,7 @@ export interface RunMessage {
   payload: unknown;
   /**
    * The most bytes the answer may take (strings counted by length, byte arrays by size): past it the
-   * job fails with -32008, and tracers stop as soon as their output passes it.
+   * job fails with ResponseTooLarge, and tracers stop as soon as their output passes it.
    */
   maxBytes?: number;
 }
@@ -41,6 +43,7 @@ export type FromWorker =
   | { type: 'result'; id: number; value: unknown }
   | { type: 'error'; id: number; error: SerializedError };
 
+/** A domain error as its kind and fields (rebuilt as its class); anything else as a bug to log. */
 export type SerializedError =
-  | { rpc: true; code: number; message: string; data?: unknown }
-  | { rpc: false; name: string; message: string; stack?: string };
+  | { domain: true; error: SerializedDomainError }
+  | { domain: false; name: string; message: string; stack?: string };

@@ -5,7 +5,7 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { ResponseTooLarge, RpcError } from '../../rpc/errors.ts';
+import { DomainError, ResponseTooLarge, serializeDomainError } from '../../core/errors.ts';
 import { limitOutput, OutputLimitExceeded } from '../responseLimit.ts';
 import type {
   BootData,
@@ -60,24 +60,20 @@ function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
 }
 
 function serializeError(e: unknown): SerializedError {
-  if (e instanceof RpcError) {
-    return e.data === undefined
-      ? { rpc: true, code: e.code, message: e.message }
-      : { rpc: true, code: e.code, message: e.message, data: e.data };
-  }
+  if (e instanceof DomainError) return { domain: true, error: serializeDomainError(e) };
   if (e instanceof Error) {
     return e.stack === undefined
-      ? { rpc: false, name: e.name, message: e.message }
-      : { rpc: false, name: e.name, message: e.message, stack: e.stack };
+      ? { domain: false, name: e.name, message: e.message }
+      : { domain: false, name: e.name, message: e.message, stack: e.stack };
   }
-  return { rpc: false, name: 'Error', message: `non-error thrown: ${String(e)}` };
+  return { domain: false, name: 'Error', message: `non-error thrown: ${String(e)}` };
 }
 
 function postError(id: number, e: unknown): void {
   try {
     post({ type: 'error', id, error: serializeError(e) });
   } catch (cloneError) {
-    // An RpcError whose `data` cannot be cloned: the request still gets an answer.
+    // A DomainError whose `data` cannot be cloned: the request still gets an answer.
     post({ type: 'error', id, error: serializeError(cloneError) });
   }
 }

@@ -31,6 +31,7 @@ export interface FrameEnd {
 export type FrameError =
   | 'revert'
   | 'out of gas'
+  | 'code store out of gas'
   | 'invalid jump'
   | 'invalid opcode'
   | 'stack underflow'
@@ -40,6 +41,7 @@ export type FrameError =
   | 'call depth'
   | 'create collision'
   | 'code size'
+  | 'initcode size'
   | 'invalid code'
   | 'precompile failed'
   | 'return data out of bounds'
@@ -252,14 +254,13 @@ export class TraceHooks {
     this.frames.pop();
     const exec = result.execResult;
     const error = exec.exceptionError ? normaliseError(exec.exceptionError.error) : null;
-    const state = exec.runState;
-    const opFailed = error === 'invalid opcode' || error === 'stack underflow' || error === 'stack overflow';
+    const failedOp = error === null ? undefined : failedOpOf(error, exec.runState);
     tracer.frameEnd({
       gasUsed: exec.executionGasUsed,
       output: exec.returnValue.slice(),
       error,
       createdAddress: result.createdAddress?.bytes ?? null,
-      ...(opFailed && state ? { failedOp: { opcode: state.opCode, stackLength: state.stack.length } } : {}),
+      ...(failedOp ? { failedOp } : {}),
     });
   }
 }
@@ -271,11 +272,12 @@ function contextAddress(frame: Message | Uint8Array): Uint8Array {
   return frame.to?.bytes ?? new Uint8Array(20);
 }
 
-// ethereumjs's EVMError texts → one name per failure kind, which each output format maps to its strings.
+// ethereumjs's EVMError texts → one name per failure kind. Each dialect has one table of its words for
+// these kinds: Parity's in tracing/parity.ts, geth's in tracing/geth/errors.ts.
 const ERRORS: ReadonlyMap<string, FrameError> = new Map([
   ['revert', 'revert'],
   ['out of gas', 'out of gas'],
-  ['code store out of gas', 'out of gas'],
+  ['code store out of gas', 'code store out of gas'],
   ['invalid JUMP', 'invalid jump'],
   ['invalid opcode', 'invalid opcode'],
   ['stack underflow', 'stack underflow'],
@@ -284,7 +286,7 @@ const ERRORS: ReadonlyMap<string, FrameError> = new Map([
   ['insufficient balance', 'insufficient balance'],
   ['create collision', 'create collision'],
   ['code size to deposit exceeds maximum code size', 'code size'],
-  ['initcode exceeds max initcode size', 'code size'],
+  ['initcode exceeds max initcode size', 'initcode size'],
   ['invalid bytecode deployed', 'invalid code'],
   ['invalid input length', 'precompile failed'],
   ['invalid EOF format', 'invalid code'],
@@ -299,6 +301,21 @@ const ERRORS: ReadonlyMap<string, FrameError> = new Map([
   ['kzg inputs invalid', 'precompile failed'],
   ['kzg proof invalid', 'precompile failed'],
 ]);
+
+/**
+ * For an invalid opcode or a stack error, the op that failed and the stack it found (geth names
+ * both). The byte is read from the code: ethereumjs files every byte it does not define under
+ * INVALID (0xfe), where geth names the op it is in later forks (SHR before Constantinople).
+ */
+export function failedOpOf(
+  error: FrameError,
+  state: { opCode: number; programCounter: number; code: Uint8Array; stack: { length: number } } | undefined,
+): FrameEnd['failedOp'] {
+  if (!state || (error !== 'invalid opcode' && error !== 'stack underflow' && error !== 'stack overflow'))
+    return undefined;
+  const opcode = error === 'invalid opcode' ? (state.code[state.programCounter] ?? state.opCode) : state.opCode;
+  return { opcode, stackLength: state.stack.length };
+}
 
 export function normaliseError(error: string): FrameError {
   // Some errors carry a location suffix ("invalid JUMP at pc 12 …").

@@ -6,6 +6,7 @@ import type { ExecutionTracer, FrameEnd, FrameError, FrameStart, SelfDestruct } 
 const PARITY_ERRORS: Record<FrameError, string> = {
   revert: 'Reverted',
   'out of gas': 'Out of gas',
+  'code store out of gas': 'Out of gas',
   'invalid jump': 'Bad jump destination',
   'invalid opcode': 'Bad instruction',
   'stack underflow': 'Stack underflow',
@@ -15,6 +16,7 @@ const PARITY_ERRORS: Record<FrameError, string> = {
   'call depth': 'Call too deep',
   'create collision': 'Contract address collision',
   'code size': 'Contract code size limit exceeded',
+  'initcode size': 'Contract code size limit exceeded',
   'invalid code': 'Invalid code',
   'precompile failed': 'Built-in failed',
   'return data out of bounds': 'Out of bounds',

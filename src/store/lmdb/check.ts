@@ -5,7 +5,7 @@
 
 import { RLP } from '@ethereumjs/rlp';
 import { bytesToHex, equalsBytes, KECCAK256_RLP } from '@ethereumjs/util';
-import { keccak256 } from '../../chain/crypto.ts';
+import { keccak256 } from '../../primitives/keccak.ts';
 import { damagedStore, storeError } from '../errors.ts';
 import type { ChainStore } from '../types.ts';
 

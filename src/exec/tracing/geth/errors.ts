@@ -6,6 +6,7 @@ import { opName } from '../vmTraceOps.ts';
 const TEXTS: Record<FrameError, string> = {
   revert: 'execution reverted',
   'out of gas': 'out of gas',
+  'code store out of gas': 'contract creation code storage out of gas',
   'invalid jump': 'invalid jump destination',
   'invalid opcode': 'invalid opcode',
   'stack underflow': 'stack underflow',
@@ -15,6 +16,7 @@ const TEXTS: Record<FrameError, string> = {
   'call depth': 'max call depth exceeded',
   'create collision': 'contract address collision',
   'code size': 'max code size exceeded',
+  'initcode size': 'max initcode size exceeded',
   'invalid code': 'invalid code: must not begin with 0xef',
   'precompile failed': 'precompile failed',
   'return data out of bounds': 'return data out of bounds',

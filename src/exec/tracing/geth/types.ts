@@ -1,23 +1,9 @@
 import type { EVM } from '@ethereumjs/evm';
 import { Address } from '@ethereumjs/util';
+import type { GethTracerConfig, StructLoggerOptions } from '../../../core/traceConfig.ts';
 import type { ExecutionTracer } from '../hooks.ts';
 
-/** geth's struct logger options (eth/tracers/logger.Config); geth's defaults are all false. */
-export interface StructLoggerOptions {
-  disableStack: boolean;
-  disableStorage: boolean;
-  enableMemory: boolean;
-  enableReturnData: boolean;
-  /** Most struct logs recorded; 0 = no limit (geth's `limit`). */
-  limit: number;
-}
-
-/** Which tracer a debug_trace* request asked for, as plain data (it crosses to the worker). */
-export type GethTracerConfig =
-  | { tracer: 'structLogger'; options: StructLoggerOptions }
-  | { tracer: 'callTracer'; onlyTopCall: boolean; withLog: boolean }
-  | { tracer: 'prestateTracer'; diffMode: boolean; disableCode: boolean; disableStorage: boolean }
-  | { tracer: 'noopTracer' };
+export type { GethTracerConfig, StructLoggerOptions };
 
 /** What geth knows of a transaction when it starts tracing it (OnTxStart) and ends it (OnTxEnd). */
 export interface TxContext {

@@ -7,10 +7,5 @@ import { DEFAULT_TRACE_OPTIONS, traceCallConfig } from './traceConfig.ts';
 export const debug_traceCall = method(
   [required(callObject), optional(blockSelector), optional(traceCallConfig)],
   async ([call, block, config], { services }) =>
-    services.debug.traceCall(
-      call,
-      block ?? LATEST,
-      config ?? DEFAULT_TRACE_OPTIONS,
-      services.execution.limits.gasCap,
-    ),
+    services.debug.traceCall(call, block ?? LATEST, config ?? DEFAULT_TRACE_OPTIONS),
 );

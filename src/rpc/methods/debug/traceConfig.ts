@@ -1,21 +1,7 @@
-import type { BlockOverrides, StateOverrides } from '../../../exec/callRequest.ts';
-import type { GethTracerConfig } from '../../../exec/tracing/geth/index.ts';
+import { RequestFailed } from '../../../core/errors.ts';
+import type { GethTracerConfig, TraceCallOptions, TraceOptions } from '../../../core/traceConfig.ts';
 import { blockOverrides, stateOverrides } from '../../callObject.ts';
-import { ServerError } from '../../errors.ts';
 import { ParamProblem, quoted } from '../../params.ts';
-
-/** A parsed geth TraceConfig: the tracer, and the request's own deadline if it named one. */
-export interface TraceOptions {
-  tracer: GethTracerConfig;
-  /** geth's `timeout`, in ms; the service caps it at its own deadline. */
-  timeoutMs?: number;
-}
-
-/** debug_traceCall's TraceCallConfig: a TraceConfig plus overrides. */
-export interface TraceCallOptions extends TraceOptions {
-  stateOverrides?: StateOverrides;
-  blockOverrides?: BlockOverrides;
-}
 
 export const DEFAULT_TRACE_OPTIONS: TraceOptions = {
   tracer: {
@@ -85,7 +71,7 @@ function tracerOf(o: Record<string, unknown>): GethTracerConfig {
       return { tracer: 'noopTracer' };
     default:
       // geth also runs JavaScript tracers given as source; this service runs only the native ones.
-      throw new ServerError('tracer not found');
+      throw new RequestFailed('tracer not found');
   }
 }
 
@@ -106,7 +92,7 @@ export function duration(value: unknown): number {
   const parts = [...value.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/gy)];
   const consumed = parts.reduce((n, m) => n + m[0].length, 0);
   if (value === '' || parts.length === 0 || consumed !== value.length)
-    throw new ServerError(`time: invalid duration ${quoted(value)}`);
+    throw new RequestFailed(`time: invalid duration ${quoted(value)}`);
   return parts.reduce((ms, m) => ms + Number(m[1]) * (UNITS[m[2] ?? 's'] ?? 1000), 0);
 }
 

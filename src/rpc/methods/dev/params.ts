@@ -1,4 +1,4 @@
-import { ServerError } from '../../errors.ts';
+import { RequestFailed } from '../../../core/errors.ts';
 import { ParamProblem, quantity } from '../../params.ts';
 import type { Services } from '../../services.ts';
 import { READ_ONLY } from './sendRawTransaction.ts';
@@ -33,6 +33,6 @@ export function balance(value: unknown): bigint {
 
 /** The dev chain's service, or the read-only error on an imported chain. */
 export function devChain(services: Services) {
-  if (!services.dev) throw new ServerError(READ_ONLY);
+  if (!services.dev) throw new RequestFailed(READ_ONLY);
   return services.dev;
 }

@@ -1,5 +1,5 @@
+import { RequestFailed } from '../../../core/errors.ts';
 import { toHex } from '../../../primitives/hex.ts';
-import { ServerError } from '../../errors.ts';
 import { data, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -8,6 +8,6 @@ export const READ_ONLY =
 
 /** Checked like a node checks it, then mined into its own block; answers the transaction hash. */
 export const eth_sendRawTransaction = method([required(data)], async ([raw], { services }) => {
-  if (!services.dev) throw new ServerError(READ_ONLY);
+  if (!services.dev) throw new RequestFailed(READ_ONLY);
   return toHex(await services.dev.sendRawTransaction(raw));
 });

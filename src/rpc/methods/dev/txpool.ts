@@ -1,6 +1,6 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { quantityToHex, toHex } from '../../../primitives/hex.ts';
-import { formatTransaction } from '../../format/transaction.ts';
+import { formatTransaction } from '../../../wire/transaction.ts';
 import { address, required } from '../../params.ts';
 import type { Services } from '../../services.ts';
 import { method } from '../define.ts';

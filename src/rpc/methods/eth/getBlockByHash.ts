@@ -1,4 +1,4 @@
-import { formatBlock } from '../../format/block.ts';
+import { formatBlock } from '../../../wire/block.ts';
 import { bool, hash, required } from '../../params.ts';
 import { method } from '../define.ts';
 

@@ -1,5 +1,5 @@
+import { RawJson } from '../../../core/rawJson.ts';
 import { blockSelector, required } from '../../params.ts';
-import { RawJson } from '../../rawJson.ts';
 import { method } from '../define.ts';
 
 /** Receipts were rendered at import: this is a lookup (often in memory) and the stored bytes as they are. */

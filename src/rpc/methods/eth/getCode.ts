@@ -1,5 +1,4 @@
 import { toHex } from '../../../primitives/hex.ts';
-import { stateBlock } from '../../../services/state.ts';
 import { address, blockSelector, LATEST, optional, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -7,7 +6,7 @@ import { method } from '../define.ts';
 export const eth_getCode = method(
   [required(address), optional(blockSelector)],
   async ([who, block], { services }) => {
-    const { number } = await stateBlock(services.chain, block ?? LATEST);
+    const { number } = await services.chain.stateBlock(block ?? LATEST);
     return toHex(await services.state.code(who, number));
   },
 );

@@ -1,7 +1,6 @@
 import { bytesToBigInt } from '@ethereumjs/util';
+import { InvalidArgument } from '../../../core/errors.ts';
 import { quantityToHex, toHex } from '../../../primitives/hex.ts';
-import { stateBlock } from '../../../services/state.ts';
-import { InvalidParams } from '../../errors.ts';
 import { address, blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 import { goJsonType, type StorageKey, storageKey } from './getStorageAt.ts';
@@ -18,7 +17,7 @@ function storageKeys(value: unknown): StorageKey[] {
     throw new ParamProblem(`json: cannot unmarshal ${goJsonType(value)} into Go value of type []string`);
   }
   if (value.length > MAX_PROOF_KEYS) {
-    throw new InvalidParams(`too many storage keys requested (max ${MAX_PROOF_KEYS}, got ${value.length})`);
+    throw new InvalidArgument(`too many storage keys requested (max ${MAX_PROOF_KEYS}, got ${value.length})`);
   }
   return value.map(storageKey);
 }
@@ -27,7 +26,7 @@ function storageKeys(value: unknown): StorageKey[] {
 export const eth_getProof = method(
   [required(address), required(storageKeys), optional(blockSelector)],
   async ([who, keys, block], { services }) => {
-    const ref = await stateBlock(services.chain, block ?? LATEST);
+    const ref = await services.chain.stateBlock(block ?? LATEST);
     const { account, proof, storage } = await services.state.proof(
       who,
       keys.map((k) => k.slot),

@@ -1,6 +1,5 @@
+import { InvalidArgument } from '../../../core/errors.ts';
 import { toHex } from '../../../primitives/hex.ts';
-import { stateBlock } from '../../../services/state.ts';
-import { InvalidParams } from '../../errors.ts';
 import { address, blockSelector, LATEST, optional, ParamProblem, quoted, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -24,9 +23,9 @@ export function storageKey(value: unknown): StorageKey {
   let digits = value.startsWith('0x') || value.startsWith('0X') ? value.slice(2) : value;
   if (digits.length % 2 === 1) digits = `0${digits}`;
   if (digits.length > 64) {
-    throw new InvalidParams(`storage key too long (want at most 32 bytes): ${quoted(value)}`);
+    throw new InvalidArgument(`storage key too long (want at most 32 bytes): ${quoted(value)}`);
   }
-  if (!HEX_DIGITS.test(digits)) throw new InvalidParams(`invalid hex in storage key: ${quoted(value)}`);
+  if (!HEX_DIGITS.test(digits)) throw new InvalidArgument(`invalid hex in storage key: ${quoted(value)}`);
   const slot = new Uint8Array(32);
   slot.set(Buffer.from(digits, 'hex'), 32 - digits.length / 2);
   return { slot, inputLength: digits.length / 2 };
@@ -44,7 +43,7 @@ export function goJsonType(value: unknown): string {
 export const eth_getStorageAt = method(
   [required(address), required(storageKey), optional(blockSelector)],
   async ([who, key, block], { services }) => {
-    const { number } = await stateBlock(services.chain, block ?? LATEST);
+    const { number } = await services.chain.stateBlock(block ?? LATEST);
     return toHex(await services.state.storage(who, key.slot, number));
   },
 );

@@ -1,6 +1,6 @@
+import { InvalidArgument } from '../../../core/errors.ts';
 import { toHex } from '../../../primitives/hex.ts';
-import { stateBlock } from '../../../services/state.ts';
-import { InvalidParams, RpcError } from '../../errors.ts';
+import { RpcError } from '../../errors.ts';
 import { address, blockSelector, hash, LATEST, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 import { goJsonType } from './getStorageAt.ts';
@@ -44,8 +44,8 @@ export const eth_getStorageValues = method(
   async ([requests, block], { services }) => {
     const total = requests.reduce((sum, r) => sum + r.slots.length, 0);
     if (total > MAX_SLOTS) throw new RpcError(CLIENT_LIMIT_EXCEEDED, `too many slots (max ${MAX_SLOTS})`);
-    if (total === 0) throw new InvalidParams('empty request');
-    const { number } = await stateBlock(services.chain, block ?? LATEST);
+    if (total === 0) throw new InvalidArgument('empty request');
+    const { number } = await services.chain.stateBlock(block ?? LATEST);
     const result: Record<string, string[]> = {};
     for (const r of requests) {
       const values = await Promise.all(

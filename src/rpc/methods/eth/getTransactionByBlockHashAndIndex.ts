@@ -1,4 +1,4 @@
-import { formatTransaction, txPosition } from '../../format/transaction.ts';
+import { formatTransaction, txPosition } from '../../../wire/transaction.ts';
 import { hash, required, smallQuantity } from '../../params.ts';
 import { method } from '../define.ts';
 

@@ -1,5 +1,4 @@
 import { quantityToHex } from '../../../primitives/hex.ts';
-import { stateBlock } from '../../../services/state.ts';
 import { address, blockSelector, LATEST, optional, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -13,7 +12,7 @@ export const eth_getTransactionCount = method(
     if (block?.kind === 'tag' && block.tag === 'pending' && services.dev) {
       return quantityToHex(await services.dev.pendingNonce(who));
     }
-    const { number } = await stateBlock(services.chain, block ?? LATEST);
+    const { number } = await services.chain.stateBlock(block ?? LATEST);
     const account = await services.state.account(who, number);
     return quantityToHex(account?.nonce ?? 0n);
   },

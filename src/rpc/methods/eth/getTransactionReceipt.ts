@@ -1,5 +1,5 @@
+import { RawJson } from '../../../core/rawJson.ts';
 import { hash, required } from '../../params.ts';
-import { RawJson } from '../../rawJson.ts';
 import { method } from '../define.ts';
 
 /** The receipt JSON rendered at import, served as stored: one index lookup and one read. */

@@ -1,5 +1,6 @@
+import { InvalidArgument } from '../../../core/errors.ts';
 import type { SubscriptionKind } from '../../../services/subscriptions.ts';
-import { InvalidParams, METHOD_NOT_FOUND, RpcError } from '../../errors.ts';
+import { METHOD_NOT_FOUND, RpcError } from '../../errors.ts';
 import { optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 import { logFilter } from '../eth/getLogs.ts';
@@ -22,7 +23,7 @@ function secondArgument<T>(parse: () => T): T {
   try {
     return parse();
   } catch (e) {
-    if (e instanceof ParamProblem) throw new InvalidParams(`invalid argument 1: ${e.message}`);
+    if (e instanceof ParamProblem) throw new InvalidArgument(`invalid argument 1: ${e.message}`);
     throw e;
   }
 }
@@ -45,7 +46,7 @@ export const eth_subscribe = method(
         break;
       case 'newPendingTransactions':
         if (options !== undefined && typeof options !== 'boolean') {
-          throw new InvalidParams(
+          throw new InvalidArgument(
             'invalid argument 1: newPendingTransactions takes true for full transactions',
           );
         }

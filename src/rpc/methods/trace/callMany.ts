@@ -1,6 +1,6 @@
-import type { BlockOverrides, StateOverrides } from '../../../exec/callRequest.ts';
+import type { BlockOverrides, StateOverrides } from '../../../core/call.ts';
+import { InvalidArgument } from '../../../core/errors.ts';
 import { blockOverrides, callObject, stateOverrides, traceTypes } from '../../callObject.ts';
-import { InvalidParams } from '../../errors.ts';
 import { blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -40,7 +40,7 @@ export const trace_callMany = method(
   async ([list, block, overrides], { services }) => {
     const { maxCalls } = services.trace.limits;
     if (list.length > maxCalls)
-      throw new InvalidParams(`too many calls (${list.length}), at most ${maxCalls}`);
+      throw new InvalidArgument(`too many calls (${list.length}), at most ${maxCalls}`);
     return services.trace.callMany(block ?? LATEST, list, overrides ?? {});
   },
 );

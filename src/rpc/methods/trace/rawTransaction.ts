@@ -1,7 +1,7 @@
 import { createTxFromRLP } from '@ethereumjs/tx';
-import type { CallRequest } from '../../../exec/callRequest.ts';
+import type { CallRequest } from '../../../core/call.ts';
+import { InvalidArgument } from '../../../core/errors.ts';
 import { traceTypes } from '../../callObject.ts';
-import { InvalidParams } from '../../errors.ts';
 import { blockSelector, data, LATEST, optional, required } from '../../params.ts';
 import { method } from '../define.ts';
 
@@ -31,7 +31,7 @@ export const trace_rawTransaction = method(
           : {}),
       };
     } catch (e) {
-      throw new InvalidParams(
+      throw new InvalidArgument(
         `invalid argument 0: invalid transaction: ${(e as Error).message.split('\n')[0]}`,
       );
     }

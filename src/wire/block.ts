@@ -1,5 +1,5 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
-import { quantityToHex, toHex } from '../../primitives/hex.ts';
+import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { formatTransaction, type RpcTransaction, txPosition } from './transaction.ts';
 
 type Hex = `0x${string}`;

@@ -1,7 +1,8 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import { TransactionType, type TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
-import { quantityToHex, toHex } from '../../primitives/hex.ts';
+import { effectiveGasPrice } from '../primitives/fees.ts';
+import { quantityToHex, toHex } from '../primitives/hex.ts';
 
 type Hex = `0x${string}`;
 
@@ -138,11 +139,10 @@ function typedFields(tx: TypedTransaction, v: bigint): TypedFields {
   };
 }
 
-/** What the sender paid per gas once mined: min(fee cap, base fee + tip) for fee-market transactions. */
+/** What the sender paid per gas once mined; a pending fee-market transaction shows its fee cap. */
 function gasPrice(tx: TypedTransaction, at: TxPosition | null): bigint {
-  if (!('maxFeePerGas' in tx)) return tx.gasPrice;
-  if (!at || at.baseFee === undefined) return tx.maxFeePerGas;
-  return at.baseFee + tx.getEffectivePriorityFee(at.baseFee);
+  if ('maxFeePerGas' in tx && (!at || at.baseFee === undefined)) return tx.maxFeePerGas;
+  return effectiveGasPrice(tx, at?.baseFee);
 }
 
 /**

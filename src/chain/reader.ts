@@ -8,11 +8,11 @@ import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
 import { createTxFromBlockBodyData, type TypedTransaction } from '@ethereumjs/tx';
 import { type Address, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
-import { type ChainSpec, makeCommon } from '../chain/genesis.ts';
-import { ServerError } from '../rpc/errors.ts';
-import type { BlockSelector } from '../rpc/params.ts';
+import type { BlockSelector } from '../core/blockSelector.ts';
+import { NotFound, RequestFailed } from '../core/errors.ts';
+import { LruCache } from '../primitives/lru.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
-import { LruCache } from './lru.ts';
+import { type ChainSpec, makeCommon } from './genesis.ts';
 
 // Decoded blocks are the unit most methods work on; a few hundred cover the hot head of the chain
 // and the blocks a client walks through, at a few MB.
@@ -30,7 +30,7 @@ const HEADER_TIMESTAMP = 11;
  * Read access to the stored chain in domain terms: resolves block parameters, decodes headers and
  * blocks with the rules of their fork (one Common per fork), and caches what it decoded.
  */
-export class ChainService {
+export class ChainReader {
   private readonly commons = new Map<string, Common>();
   private readonly headers = new LruCache<string, BlockHeader>(HEADER_CACHE_SIZE);
   private readonly blocks = new LruCache<string, Block>(BLOCK_CACHE_SIZE);
@@ -63,7 +63,7 @@ export class ChainService {
 
   async head(): Promise<BlockRef> {
     const head = await this.store.getHead();
-    if (!head) throw new ServerError('the chain is empty: import or start a chain first');
+    if (!head) throw new RequestFailed('the chain is empty: import or start a chain first');
     return head;
   }
 
@@ -90,7 +90,7 @@ export class ChainService {
         if (selector.requireCanonical) {
           const canonical = await this.store.getCanonicalHash(number);
           if (!canonical || !equalsBytes(canonical, selector.hash)) {
-            throw new ServerError(
+            throw new RequestFailed(
               `hash ${Buffer.from(selector.hash).toString('hex')} is not currently canonical`,
             );
           }
@@ -98,6 +98,16 @@ export class ChainService {
         return { number, hash: selector.hash };
       }
     }
+  }
+
+  /**
+   * The block whose post-state a state read uses, with geth's errors when there is none: every state
+   * method answers a missing block with -32000, never with null.
+   */
+  async stateBlock(selector: BlockSelector): Promise<BlockRef> {
+    const ref = await this.resolve(selector);
+    if (ref) return ref;
+    throw new NotFound(selector.kind === 'hash' ? 'header for hash not found' : 'header not found');
   }
 
   /**
@@ -112,7 +122,7 @@ export class ChainService {
         return selector.tag === 'earliest' ? 0n : head;
       case 'hash': {
         const ref = await this.resolve(selector);
-        if (!ref) throw new ServerError('unknown block');
+        if (!ref) throw new RequestFailed('unknown block');
         return ref.number;
       }
     }

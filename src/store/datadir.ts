@@ -1,7 +1,7 @@
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { StoreUnusableError, storeError } from '../store/errors.ts';
+import { StoreUnusableError, storeError } from './errors.ts';
 
 /** `--datadir`, else `ETHTRACE_DATADIR`, else the per-user data directory (XDG on Linux). */
 export function resolveDatadir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {

@@ -2,10 +2,8 @@ import type { Block } from '@ethereumjs/block';
 import { TransactionType, type TypedTransaction } from '@ethereumjs/tx';
 import { createContractAddress } from '@ethereumjs/util';
 import { encodeReceipt, type TxReceipt } from '@ethereumjs/vm';
+import { BLOB_GAS_PER_BLOB, effectiveGasPrice } from '../primitives/fees.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
-
-/** EIP-4844's gas per blob, unchanged by every fork since (blob counts changed, not blob size). */
-export const BLOB_GAS_PER_BLOB = 131072n;
 
 export interface RenderedReceipts {
   /** Consensus encodings, as they go into the receipts trie. */
@@ -19,7 +17,7 @@ const data = (b: Uint8Array) => `"${toHex(b)}"`;
 
 /**
  * Renders a block's receipts once, at import, so serving them later is a lookup and a write.
- * Shape (reference Part 1): `root` before Byzantium and `status` after, blob fields only on type-3
+ * Shape: `root` before Byzantium and `status` after, blob fields only on type-3
  * receipts, `contractAddress` for every creation (also failed ones, as geth does), block-wide
  * `logIndex`, and `blockTimestamp` on logs.
  */
@@ -67,17 +65,6 @@ export function renderReceipts(block: Block, receipts: TxReceipt[]): RenderedRec
     previousCumulative = receipt.cumulativeBlockGasUsed;
   });
   return { encoded, json };
-}
-
-/** What the sender paid per gas: the legacy price, or base fee plus the tip the fee cap allows. */
-export function effectiveGasPrice(tx: TypedTransaction, baseFee: bigint | undefined): bigint {
-  if ('maxFeePerGas' in tx) {
-    const base = baseFee ?? 0n;
-    const tip =
-      tx.maxPriorityFeePerGas < tx.maxFeePerGas - base ? tx.maxPriorityFeePerGas : tx.maxFeePerGas - base;
-    return base + tip;
-  }
-  return tx.gasPrice;
 }
 
 function blobCount(tx: TypedTransaction): number {

@@ -1,5 +1,5 @@
-import type { StateAccess } from '../exec/executor.ts';
-import { accessKeys } from '../exec/overlayState.ts';
+import { accessKeys } from './overlayState.ts';
+import type { StateAccess } from './session.ts';
 
 // Speculative parallel execution of a long trace_callMany or block replay (the idea of Block-STM, without its
 // re-execution scheduler). The calls are split into parts by sender, since a sender's calls always

@@ -1,19 +1,15 @@
-// Worker side of the trace_ replay methods. Both jobs re-execute a whole block (a transaction's
-// state depends on every transaction before it) and answer in pieces the main thread can cache and
-// slice without parsing: one JSON text per transaction, or per flat trace entry.
+// The trace_ replay methods' EVM work. Every job re-executes a whole block (a transaction's state
+// depends on every transaction before it) and answers in pieces the main thread can cache and slice
+// without parsing: one JSON text per transaction, or per flat trace entry.
+
+import type { ChainReader } from '../../chain/reader.ts';
+import type { TraceTypes } from '../../core/call.ts';
+import { NotFound } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
-import { ServerError } from '../../rpc/errors.ts';
-import type { ChainService } from '../../services/chain.ts';
-import type { PartResult } from '../../services/parallelCalls.ts';
-import type { TraceTypes } from '../callRequest.ts';
-import type { Handlers } from '../pool/pool.ts';
-import { type ReplayedTx, replayBlock } from '../replay.ts';
+import { PartConflict, type ReplayedTx, replayBlock } from '../replay.ts';
+import type { PartResult } from '../speculation.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
 import { blockRewards } from '../tracing/rewards.ts';
-
-export const REPLAY_BLOCK_JOB = 'replay.block';
-export const FLAT_TRACES_JOB = 'replay.flatTraces';
-export const REPLAY_PART_JOB = 'replay.blockPart';
 
 export interface ReplayBlockJob {
   blockHash: Uint8Array;
@@ -51,24 +47,27 @@ export interface FlatBlockTraces {
 
 const FLAT_TYPES: TraceTypes = { trace: true, stateDiff: false, vmTrace: false };
 
-export function replayHandlers(chain: ChainService): Handlers {
+export function replayJobs(chain: ChainReader) {
   return {
-    [REPLAY_BLOCK_JOB]: (job: ReplayBlockJob) => replayBlockJson(chain, job),
-    [FLAT_TRACES_JOB]: (job: { blockHash: Uint8Array }) => flatTraces(chain, job.blockHash),
-    [REPLAY_PART_JOB]: (job: ReplayPartJob) => replayPart(chain, job),
+    replayBlock: (job: ReplayBlockJob): Promise<ReplayedBlockJson> => replayBlockJson(chain, job),
+    flatTraces: (job: { blockHash: Uint8Array }): Promise<FlatBlockTraces> =>
+      flatTraces(chain, job.blockHash),
+    replayBlockPart: (job: ReplayPartJob): Promise<PartResult> => replayPart(chain, job),
   };
 }
 
-async function replayPart(chain: ChainService, job: ReplayPartJob): Promise<PartResult> {
+async function replayPart(chain: ChainReader, job: ReplayPartJob): Promise<PartResult> {
   try {
     const { txs, access } = await replayBlock(chain, job.blockHash, job.types, undefined, {
       indices: job.indices,
     });
     return { results: txs.map(replayJson), access };
-  } catch {
+  } catch (e) {
     // A transaction invalid on this part's state (it needed another part's effects, say): the
-    // main thread sees the part as unfinished and replays the block whole.
-    return { results: [], access: [] };
+    // main thread sees the part as unfinished and replays the block whole. Anything else is a
+    // failure of the request, not of the speculation.
+    if (e instanceof PartConflict) return { results: [], access: [] };
+    throw e;
   }
 }
 
@@ -83,17 +82,17 @@ function replayJson(tx: ReplayedTx): Uint8Array {
   return Buffer.from(json);
 }
 
-async function replayBlockJson(chain: ChainService, job: ReplayBlockJob): Promise<ReplayedBlockJson> {
+async function replayBlockJson(chain: ChainReader, job: ReplayBlockJob): Promise<ReplayedBlockJson> {
   if (await isGenesis(chain, job.blockHash)) return [];
   const { txs } = await replayBlock(chain, job.blockHash, job.types);
   return txs.map(replayJson);
 }
 
-async function flatTraces(chain: ChainService, blockHash: Uint8Array): Promise<FlatBlockTraces> {
+async function flatTraces(chain: ChainReader, blockHash: Uint8Array): Promise<FlatBlockTraces> {
   const hash = toHex(blockHash);
   const number = await chain.store.getBlockNumber(blockHash);
   if (number === null)
-    throw new ServerError(`block ${hash} not found: the chain was rewound while it was traced`);
+    throw new NotFound(`block ${hash} not found: the chain was rewound while it was traced`);
   const blockNumber = Number(number);
   // Genesis runs no transactions and pays no reward: nothing to trace, and nothing to replay on.
   if (number === 0n) return { blockHash: hash, blockNumber, txStart: [0], entries: [] };
@@ -167,6 +166,6 @@ function filterAddresses(trace: ParityTrace): { from: string | null; to: string 
   }
 }
 
-async function isGenesis(chain: ChainService, blockHash: Uint8Array): Promise<boolean> {
+async function isGenesis(chain: ChainReader, blockHash: Uint8Array): Promise<boolean> {
   return (await chain.store.getBlockNumber(blockHash)) === 0n;
 }

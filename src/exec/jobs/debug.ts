@@ -1,11 +1,11 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress } from '@ethereumjs/util';
-import { ServerError } from '../../rpc/errors.ts';
-import type { ChainService } from '../../services/chain.ts';
-import type { BlockOverrides, CallRequest, StateOverrides } from '../callRequest.ts';
-import { CallSession } from '../executor.ts';
-import type { Handlers } from '../pool/pool.ts';
+import type { ChainReader } from '../../chain/reader.ts';
+import type { CallLimits } from '../../config/limits.ts';
+import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
+import { callMessage } from '../message.ts';
 import { replayBlock } from '../replay.ts';
+import { CallSession } from '../session.ts';
 import {
   createGethTracer,
   type GethTracer,
@@ -21,12 +21,11 @@ export interface DebugTraceBlockJob {
   txIndex?: number;
 }
 
-/** debug_traceCall: one call on top of a block, with geth's eth_call fee semantics. */
+/** debug_traceCall: one call on top of a block, with geth's eth_call semantics (message and fees). */
 export interface DebugTraceCallJob {
   blockHash: Uint8Array;
   call: CallRequest;
   config: GethTracerConfig;
-  gasCap: bigint;
   stateOverrides?: StateOverrides;
   blockOverrides?: BlockOverrides;
 }
@@ -35,15 +34,15 @@ const NO_PARITY_TRACES = { trace: false, stateDiff: false, vmTrace: false };
 const ZERO_ADDRESS = new Uint8Array(20);
 const IDLE = { frameStart() {}, frameEnd() {} };
 
-/** Worker handlers for geth's debug_trace* methods. Answers are encoded JSON, transferred. */
-export function debugHandlers(chain: ChainService): Handlers {
+/** geth's debug_trace* methods. Answers are encoded JSON. */
+export function debugJobs(chain: ChainReader, limits: CallLimits) {
   return {
-    debugTraceBlock: (job: DebugTraceBlockJob) => traceBlock(chain, job),
-    debugTraceCall: (job: DebugTraceCallJob) => traceCall(chain, job),
+    debugTraceBlock: (job: DebugTraceBlockJob): Promise<Uint8Array> => traceBlock(chain, job),
+    debugTraceCall: (job: DebugTraceCallJob): Promise<Uint8Array> => traceCall(chain, limits, job),
   };
 }
 
-async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise<Uint8Array> {
+async function traceBlock(chain: ChainReader, job: DebugTraceBlockJob): Promise<Uint8Array> {
   const block = await chain.block(job.blockHash);
   const coinbase = block?.header.coinbase.bytes ?? ZERO_ADDRESS;
   const tracers: Array<GethTracer | undefined> = [];
@@ -86,20 +85,21 @@ async function traceBlock(chain: ChainService, job: DebugTraceBlockJob): Promise
   return Buffer.from(JSON.stringify(results));
 }
 
-async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<Uint8Array> {
-  const header = await chain.header(job.blockHash);
-  if (!header) throw new ServerError('block not found: the chain was rewound while it was traced');
-  const session = await CallSession.open(chain, header, {
-    gasCap: job.gasCap,
+async function traceCall(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: DebugTraceCallJob,
+): Promise<Uint8Array> {
+  const { session, header } = await CallSession.openAt(chain, job.blockHash, {
+    gasCap: limits.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
     ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
   });
   try {
-    const call: CallRequest = { ...job.call };
-    // geth builds a message, not a transaction: the type plays no part.
-    delete call.type;
+    // The message eth_call would run (geth's debug_traceCall builds it the same way), for what the
+    // tracer is told before the call starts; the session builds the same message again to run it.
+    const call = callMessage(job.call, session.baseFee, limits.gasCap, 'geth');
     const from = call.from ?? ZERO_ADDRESS;
-    const gas = call.gas === undefined || call.gas > job.gasCap ? job.gasCap : call.gas;
     const creation = call.to === undefined || call.to === null;
     const sender = await session.account(from);
     const tracer = createGethTracer(job.config, {
@@ -107,14 +107,14 @@ async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<U
       to: creation ? generateAddress(from, bigIntToBytes(sender.nonce)) : (call.to as Uint8Array),
       creation,
       value: call.value ?? 0n,
-      gasLimit: gas,
+      gasLimit: call.gas,
       coinbase: job.blockOverrides?.feeRecipient ?? header.coinbase.bytes,
       authorities: [],
     });
     tracer.attach(session.evm);
     let gasUsed: bigint;
     try {
-      const outcome = await session.simulate({ ...call, gas }, 0, tracer, { chargeFees: true });
+      const outcome = await session.simulate(call, 0, tracer, { dialect: 'geth' });
       gasUsed = outcome.result?.totalGasSpent ?? outcome.gasUsed;
     } finally {
       tracer.detach();
@@ -124,11 +124,6 @@ async function traceCall(chain: ChainService, job: DebugTraceCallJob): Promise<U
     session.close();
   }
 }
-
-/**
- * The EVM a session runs on. CallSession keeps it private; the geth tracers need it for what the
- * frame hooks do not report (opcode steps, logs). To be replaced by a public accessor.
- */
 
 function txContext(tx: TypedTransaction, coinbase: Uint8Array): TxContext {
   const from = tx.getSenderAddress().bytes;
@@ -158,7 +153,7 @@ function authorities(tx: TypedTransaction): Uint8Array[] {
 }
 
 /** Each transaction's gas used, from the receipts stored at import (cumulative gas differences). */
-async function receiptGasUsed(chain: ChainService, blockHash: Uint8Array): Promise<bigint[]> {
+async function receiptGasUsed(chain: ChainReader, blockHash: Uint8Array): Promise<bigint[]> {
   const json = await chain.blockReceiptsJson(blockHash);
   if (!json) return [];
   const receipts = JSON.parse(Buffer.from(json).toString('utf8')) as Array<{ gasUsed: string }>;

@@ -1,12 +1,10 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import type { EVM, InterpreterStep } from '@ethereumjs/evm';
-import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import {
   Account,
   Address,
   bigIntToBytes,
-  bigIntToUnpaddedBytes,
   equalsBytes,
   generateAddress,
   KECCAK256_NULL,
@@ -14,26 +12,28 @@ import {
   toChecksumAddress,
 } from '@ethereumjs/util';
 import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
-import { ServerError } from '../rpc/errors.ts';
-import type { ChainService } from '../services/chain.ts';
-import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from './callRequest.ts';
+import type { ChainReader } from '../chain/reader.ts';
+import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
+import { NotFound, RequestFailed } from '../core/errors.ts';
+import { CallValidationError } from './callValidation.ts';
 import {
   acquireMachine,
   blockEnvironment,
   cachedEnvironment,
   environmentBlock,
   type Machine,
-  NO_EXTRA_PARAMS,
   releaseMachine,
   setBlobBaseFee,
   simulationCommon,
 } from './machine.ts';
+import { callMessage, checkGethFees, type Dialect } from './message.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
 import { allOf, type ExecutionTracer, type TraceHooks } from './tracing/hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
 import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
 import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
+import { bigMax, blobGas, callTransaction, effectivePrice, firstLine, floorGas } from './transaction.ts';
 
 /** What a stretch of execution read and changed, as `accessKeys` names the pieces of state. */
 export interface StateAccess {
@@ -57,29 +57,14 @@ export interface SimulatedCall {
   failed: boolean;
 }
 
-/** Why a call failed validation, for callers that treat some failures differently (gas estimation). */
-export type CallFault = 'intrinsic gas' | 'insufficient funds' | 'invalid';
-
-/** A call that fails validation fails the whole request, naming the call (reference Part 1). */
-export class CallValidationError extends ServerError {
-  constructor(
-    readonly index: number,
-    /** The failure without the call's index, as geth words it where geth has the same check. */
-    readonly reason: string,
-    readonly fault: CallFault = 'invalid',
-  ) {
-    super(`call ${index}: ${reason}`);
-  }
-}
-
 /** How `simulate` runs one call; the defaults are trace_call's (Reth's) semantics. */
 export interface SimulateOptions {
   /**
-   * geth's eth_call semantics for fees: the sender must afford gas × fee cap + value (+ blob gas ×
-   * blob fee cap) or the call fails validation; gas × price is debited up front (so BALANCE sees it),
-   * unused gas is refunded and the coinbase earns the tip.
+   * Whose rules (src/exec/message.ts); `parity` by default. Under `geth` the sender must also afford
+   * gas × fee cap + value (+ blob gas × blob fee cap) or the call fails validation; gas × price is
+   * debited up front (so BALANCE sees it), unused gas is refunded and the coinbase earns the tip.
    */
-  chargeFees?: boolean;
+  dialect?: Dialect;
   /** Roll the call back afterwards, so the session can run variants of it (estimates, access lists). */
   isolated?: boolean;
   /** Sees each opcode before it runs; while set, the EVM builds a step object per opcode. */
@@ -101,7 +86,7 @@ export class CallSession {
   ) {}
 
   static async open(
-    chain: ChainService,
+    chain: ChainReader,
     header: BlockHeader,
     opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
   ): Promise<CallSession> {
@@ -120,6 +105,20 @@ export class CallSession {
     return session;
   }
 
+  /**
+   * A session on the state after the block `blockHash` names, with the request's overrides. The
+   * block was resolved on the main thread; if it is gone now, an evm_revert removed it meanwhile.
+   */
+  static async openAt(
+    chain: ChainReader,
+    blockHash: Uint8Array,
+    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
+  ): Promise<{ session: CallSession; header: BlockHeader }> {
+    const header = await chain.header(blockHash);
+    if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
+    return { session: await CallSession.open(chain, header, opts), header };
+  }
+
   /** Hands the EVM back for the next request. */
   close(): void {
     releaseMachine(this.machine);
@@ -127,6 +126,11 @@ export class CallSession {
 
   private get vm(): VM {
     return this.machine.vm;
+  }
+
+  /** The base fee the session's calls see (overrides included); undefined before London. */
+  get baseFee(): bigint | undefined {
+    return this.block.header.baseFeePerGas;
   }
 
   /** The EVM the session's calls run on, for tracers that listen to it (geth's debug tracers). */
@@ -208,16 +212,9 @@ export class CallSession {
     options: SimulateOptions,
   ): Promise<SimulatedCall> {
     const baseFee = this.block.header.baseFeePerGas;
-    // Before London (no base fee) geth's message takes only gasPrice: EIP-1559 fee fields play no
-    // part (its ToMessage), where a fork without EIP-1559 could not even build the transaction.
-    let call = request;
-    if (
-      baseFee === undefined &&
-      (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined)
-    ) {
-      const { maxFeePerGas: _fee, maxPriorityFeePerGas: _tip, ...legacy } = call;
-      call = legacy;
-    }
+    const chargeFees = options.dialect === 'geth';
+    const call = callMessage(request, baseFee, this.gasCap, options.dialect ?? 'parity');
+    if (chargeFees) checkGethFees(call, baseFee);
     const caller = new Address(call.from ?? new Uint8Array(20));
     const price = effectivePrice(call, baseFee, index);
     // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do; likewise
@@ -226,14 +223,19 @@ export class CallSession {
       price === 0n && baseFee !== undefined && baseFee !== 0n,
       call.blobVersionedHashes !== undefined && !call.maxFeePerBlobGas,
     );
-    const gasLimit = call.gas === undefined || call.gas > this.gasCap ? this.gasCap : call.gas;
+    const gasLimit = call.gas;
     const sender = (await this.state.getAccount(caller)) ?? new Account();
-    const tx = this.transaction(call, caller, sender.nonce, gasLimit, price, index);
+    const tx = callTransaction(
+      call,
+      { caller, nonce: sender.nonce, gasLimit, price, index },
+      this.vm.common,
+      this.block.header.baseFeePerGas,
+    );
     const value = call.value ?? 0n;
     const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
     const blobFeeCap = 'maxFeePerBlobGas' in tx ? tx.maxFeePerBlobGas * blobGas(tx, this.vm.common) : 0n;
     // geth checks the funds (buyGas) before the intrinsic gas; so do we, to fail with the same error.
-    if (options.chargeFees && sender.balance < gasLimit * feeCap + value + blobFeeCap) {
+    if (chargeFees && sender.balance < gasLimit * feeCap + value + blobFeeCap) {
       throw new CallValidationError(
         index,
         `insufficient funds for gas * price + value: address ${toChecksumAddress(caller.toString())} ` +
@@ -251,7 +253,7 @@ export class CallSession {
     }
     if (sender.balance < value) return this.unaffordable(call, caller, sender, gasLimit - intrinsic, tracer);
 
-    const credit = options.chargeFees ? 0n : gasLimit * feeCap + blobFeeCap;
+    const credit = chargeFees ? 0n : gasLimit * feeCap + blobFeeCap;
     const coinbase = block.header.coinbase;
     const coinbaseBefore = await this.state.getAccount(coinbase);
     // runTx charges fees and pays the coinbase; the simulation does neither. Crediting the sender
@@ -288,7 +290,7 @@ export class CallSession {
       failed: result.execResult.exceptionError !== undefined,
     };
     // Charged fees stay as runTx settled them; otherwise undo its charge and the coinbase's reward.
-    if (options.chargeFees) return outcome;
+    if (chargeFees) return outcome;
     const blobCost =
       (result.blobGasUsed ?? 0n) *
       (block.header.excessBlobGas !== undefined ? block.header.getBlobGasPrice() : 0n);
@@ -365,72 +367,6 @@ export class CallSession {
     return { result: null, output: new Uint8Array(), gasUsed: 0n, failed: true };
   }
 
-  private transaction(
-    call: CallRequest,
-    caller: Address,
-    nonce: bigint,
-    gasLimit: bigint,
-    price: bigint,
-    index: number,
-  ): TypedTransaction {
-    const common = this.vm.common;
-    const base = {
-      nonce,
-      gasLimit,
-      to: call.to ?? undefined,
-      value: call.value ?? 0n,
-      data: call.data ?? new Uint8Array(),
-      chainId: common.chainId(),
-    };
-    const accessList = (call.accessList ?? []).map((e) => ({
-      address: `0x${Buffer.from(e.address).toString('hex')}`,
-      storageKeys: e.storageKeys.map((k) => `0x${Buffer.from(k).toString('hex')}`),
-    }));
-    const type = txType(call);
-    const fees =
-      type >= 2
-        ? {
-            maxFeePerGas: call.maxFeePerGas ?? price,
-            maxPriorityFeePerGas:
-              call.maxPriorityFeePerGas ??
-              (price === 0n ? 0n : price - (this.block.header.baseFeePerGas ?? 0n)),
-          }
-        : { gasPrice: price };
-    const data: Record<string, unknown> = { ...base, ...fees, type };
-    if (type >= 1) data.accessList = accessList;
-    if (type === 3) {
-      data.blobVersionedHashes = call.blobVersionedHashes ?? [];
-      data.maxFeePerBlobGas = call.maxFeePerBlobGas ?? 0n;
-    }
-    if (type === 4) {
-      // Canonical RLP integers: no leading zero bytes, zero as the empty string.
-      data.authorizationList = (call.authorizationList ?? []).map((a) => [
-        bigIntToUnpaddedBytes(a.chainId),
-        a.address,
-        bigIntToUnpaddedBytes(a.nonce),
-        bigIntToUnpaddedBytes(a.yParity),
-        bigIntToUnpaddedBytes(a.r),
-        bigIntToUnpaddedBytes(a.s),
-      ]);
-    }
-    let tx: TypedTransaction;
-    try {
-      tx = createTx(data as Parameters<typeof createTx>[0], {
-        common,
-        freeze: false,
-        params: NO_EXTRA_PARAMS,
-      });
-    } catch (e) {
-      throw new CallValidationError(index, firstLine((e as Error).message));
-    }
-    // The call is unsigned: its sender is whoever the request says. Frozen afterwards as ethereumjs
-    // freezes its own: only a frozen transaction caches its data gas, which is otherwise summed
-    // byte by byte in bigints on each of the several times a call asks for it.
-    Object.defineProperty(tx, 'getSenderAddress', { value: () => caller });
-    Object.freeze(tx);
-    return tx;
-  }
-
   private async adjustBalance(address: Address, delta: bigint): Promise<void> {
     if (delta === 0n) return;
     const account = (await this.state.getAccount(address)) ?? new Account();
@@ -488,10 +424,10 @@ export class CallSession {
 /**
  * A block override's number and time must leave the block in its fork: the session runs the
  * block's fork rules, and running another fork's block under them would answer wrongly. The
- * parameters are well-formed, so this is the server declining (-32000), not a bad parameter.
+ * parameters are well-formed, so this is the server declining (RequestFailed), not a bad parameter.
  */
 function checkSameFork(
-  chain: ChainService,
+  chain: ChainReader,
   header: BlockHeader,
   common: Common,
   number: bigint,
@@ -501,12 +437,12 @@ function checkSameFork(
   try {
     fork = chain.commonAt(number, time).hardfork();
   } catch (e) {
-    throw new ServerError(
+    throw new RequestFailed(
       `block overrides: number ${number} and time ${time} name no valid fork (${e instanceof Error ? e.message : String(e)})`,
     );
   }
   if (fork !== common.hardfork()) {
-    throw new ServerError(
+    throw new RequestFailed(
       `block overrides: number ${number} and time ${time} are in fork ${fork}, block ${header.number} is in ${common.hardfork()}; overrides may not change the fork`,
     );
   }
@@ -514,70 +450,3 @@ function checkSameFork(
 
 /** EIP-7702's delegation designator: code `0xef0100 ‖ address`. */
 const DELEGATION_PREFIX = Uint8Array.from([0xef, 0x01, 0x00]);
-
-/**
- * The price per gas the call pays. Legacy `gasPrice`, or the EIP-1559 pair: min(maxFee, base + tip).
- * A non-zero cap below the base fee is an error; no price at all means 0.
- */
-function effectivePrice(call: CallRequest, baseFee: bigint | undefined, index: number): bigint {
-  const base = baseFee ?? 0n;
-  if (call.gasPrice !== undefined) {
-    if (call.gasPrice !== 0n && call.gasPrice < base) {
-      throw new CallValidationError(
-        index,
-        `gas price less than block base fee: gasPrice ${call.gasPrice}, baseFee ${base}`,
-      );
-    }
-    return call.gasPrice;
-  }
-  if (call.maxFeePerGas === undefined && call.maxPriorityFeePerGas === undefined) return 0n;
-  const tip = call.maxPriorityFeePerGas ?? 0n;
-  const cap = call.maxFeePerGas ?? base + tip;
-  if (cap !== 0n && cap < base) {
-    throw new CallValidationError(
-      index,
-      `max fee per gas less than block base fee: maxFeePerGas ${cap}, baseFee ${base}`,
-    );
-  }
-  if (tip > cap) {
-    throw new CallValidationError(
-      index,
-      `max priority fee per gas higher than max fee per gas: ${tip} > ${cap}`,
-    );
-  }
-  return cap === 0n ? 0n : base + tip < cap ? base + tip : cap;
-}
-
-function txType(call: CallRequest): number {
-  if (call.type !== undefined) return call.type;
-  if (call.authorizationList !== undefined) return 4;
-  if (call.blobVersionedHashes !== undefined) return 3;
-  if (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined) return 2;
-  if (call.accessList !== undefined) return 1;
-  return 0;
-}
-
-/** EIP-7623: a transaction pays at least 10 gas per calldata token beyond the base cost. */
-function floorGas(tx: TypedTransaction): bigint {
-  const common = tx.common;
-  if (!common.isActivatedEIP(7623)) return 0n;
-  // Counted in a number: a bigint sum allocates on every byte.
-  const data = tx.data;
-  let tokens = 0;
-  for (let i = 0; i < data.length; i++) tokens += data[i] === 0 ? 1 : 4;
-  return common.param('txGas') + BigInt(tokens) * common.param('totalCostFloorPerToken');
-}
-
-function bigMax(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
-function blobGas(tx: TypedTransaction, common: Common): bigint {
-  return 'blobVersionedHashes' in tx
-    ? BigInt(tx.blobVersionedHashes.length) * common.param('blobGasPerBlob')
-    : 0n;
-}
-
-function firstLine(message: string): string {
-  return (message.split('\n')[0] ?? message).replace(/ \(block number=.*$|-block number=.*$/, '');
-}

@@ -1,0 +1,58 @@
+// The layers of src/ (README, Layout): data flows down, never back up. `npm test` runs this check
+// (npm run layers), so an upward import fails the test command with the offending import named.
+// Each layer lists the layers below it that it may import; its own folder is always allowed.
+// src/app.ts and src/main.ts wire everything together and may import any layer.
+const MAY_IMPORT = {
+  primitives: [],
+  core: ['primitives'],
+  config: ['core', 'primitives'],
+  store: ['core', 'primitives'],
+  wire: ['primitives'],
+  chain: ['store', 'core', 'primitives', 'config'],
+  exec: ['chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  ingest: ['exec', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  services: ['exec', 'ingest', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  rpc: ['services', 'chain', 'core', 'wire', 'primitives', 'config'],
+  transport: ['rpc', 'core', 'primitives', 'config'],
+};
+
+const layerRules = Object.entries(MAY_IMPORT).map(([layer, below]) => ({
+  name: `${layer}-imports-only-below`,
+  comment: `src/${layer}/ may import only ${[layer, ...below].map((l) => `src/${l}/`).join(', ')}`,
+  severity: 'error',
+  from: { path: `^src/${layer}/` },
+  to: { path: '^src/', pathNot: `^src/(${[layer, ...below].join('|')})/` },
+}));
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'no-unknown-layer',
+      comment: 'every folder of src/ is a layer listed in .dependency-cruiser.cjs',
+      severity: 'error',
+      from: { path: '^src/[^/]+/' },
+      to: { path: '^src/', pathNot: `^src/(${Object.keys(MAY_IMPORT).join('|')})/|^src/[^/]+\\.ts$` },
+    },
+    {
+      name: 'no-import-of-entry-points',
+      comment: 'src/app.ts and src/main.ts are the top: nothing in a layer imports them',
+      severity: 'error',
+      from: { path: '^src/[^/]+/' },
+      to: { path: '^src/(app|main)\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'a cycle (type-only imports included) ties modules that should change apart',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.test\\.ts$' },
+    tsPreCompilationDeps: true,
+    combinedDependencies: false,
+  },
+};

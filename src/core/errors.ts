@@ -1,0 +1,157 @@
+/**
+ * An error caused by what the user gave us (a bad file, a bad flag, a chain that does not verify).
+ * The CLI prints its message without a stack and exits non-zero; anything else is a bug.
+ */
+export class UserError extends Error {
+  override name = 'UserError';
+}
+
+/**
+ * The failures a request can meet, in the service's own terms: what went wrong, never how a protocol
+ * says it. src/rpc/errors.ts is the one place that gives each kind its JSON-RPC code and HTTP status.
+ * A DomainError crosses between threads as `{kind, message, data}` (see serializeError).
+ */
+export type DomainErrorKind =
+  | 'invalid argument'
+  | 'not found'
+  | 'failed'
+  | 'limit exceeded'
+  | 'busy'
+  | 'execution timeout'
+  | 'reverted'
+  | 'response too large'
+  | 'transaction rejected'
+  | 'too many subscriptions'
+  | 'internal';
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: DomainErrorKind;
+
+  constructor(
+    message: string,
+    /** Details a client may act on (a revert's output, a suggested range); plain data. */
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** A parameter the method cannot take: malformed, out of range, contradicting another. */
+export class InvalidArgument extends DomainError {
+  readonly kind = 'invalid argument';
+}
+
+/** What the request names (a block, a transaction, a filter) is not there. */
+export class NotFound extends DomainError {
+  readonly kind = 'not found';
+}
+
+/** A well-formed request the method cannot carry out: a call that fails its checks, a chain that refuses it. */
+export class RequestFailed extends DomainError {
+  readonly kind = 'failed';
+}
+
+/** The request asks for more than one request may (a block range, a result count). */
+export class LimitExceeded extends DomainError {
+  readonly kind = 'limit exceeded';
+}
+
+/** Too much work is waiting already; the same request may succeed a moment later. */
+export class Busy extends DomainError {
+  readonly kind = 'busy';
+}
+
+/** The request's EVM work did not finish within its deadline. */
+export class ExecutionTimeout extends DomainError {
+  readonly kind = 'execution timeout';
+  constructor(message = 'execution timeout') {
+    super(message);
+  }
+}
+
+/** A call that reverted, with the output it reverted with. */
+export class Reverted extends DomainError {
+  readonly kind = 'reverted';
+  constructor(
+    message: string,
+    readonly output: Uint8Array,
+  ) {
+    super(message, output);
+  }
+}
+
+/**
+ * An answer larger than the server sends (`limit` bytes). Raised in a worker as soon as a tracer's
+ * output passes the limit, so the trace stops growing, or by the envelope for a whole batch.
+ */
+export class ResponseTooLarge extends DomainError {
+  readonly kind = 'response too large';
+  constructor(
+    readonly limit: number,
+    message = `response too large: the answer would exceed ${limit} bytes; ask for less (fewer calls or blocks, no vmTrace, a struct logger limit)`,
+  ) {
+    super(message);
+  }
+}
+
+/** A transaction the node refuses to accept (funds, fees): Infura's own kind of refusal. */
+export class TransactionRejected extends DomainError {
+  readonly kind = 'transaction rejected';
+}
+
+/** A connection holds as many subscriptions as it may. */
+export class TooManySubscriptions extends DomainError {
+  readonly kind = 'too many subscriptions';
+}
+
+/** Our fault (a crashed worker, a bug): the client learns nothing but that; the cause is logged. */
+export class InternalError extends DomainError {
+  readonly kind = 'internal';
+  constructor(message = 'internal error', options?: { cause?: unknown }) {
+    super(message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** A DomainError as plain data, to cross a thread boundary by structured clone. */
+export interface SerializedDomainError {
+  kind: DomainErrorKind;
+  message: string;
+  data?: unknown;
+}
+
+export function serializeDomainError(e: DomainError): SerializedDomainError {
+  return e.data === undefined
+    ? { kind: e.kind, message: e.message }
+    : { kind: e.kind, message: e.message, data: e.data };
+}
+
+const REVIVE: Record<DomainErrorKind, (message: string, data: unknown) => DomainError> = {
+  'invalid argument': (m, d) => new InvalidArgument(m, d),
+  'not found': (m, d) => new NotFound(m, d),
+  failed: (m, d) => new RequestFailed(m, d),
+  'limit exceeded': (m, d) => new LimitExceeded(m, d),
+  busy: (m, d) => new Busy(m, d),
+  'execution timeout': (m) => new ExecutionTimeout(m),
+  reverted: (m, d) => new Reverted(m, d instanceof Uint8Array ? d : new Uint8Array()),
+  'response too large': (m) => new ResponseTooLarge(Number.NaN, m),
+  'transaction rejected': (m, d) => new TransactionRejected(m, d),
+  'too many subscriptions': (m, d) => new TooManySubscriptions(m, d),
+  internal: (m) => new InternalError(m),
+};
+
+/** The error `serializeDomainError` describes, as its own class again. */
+export function reviveDomainError(e: SerializedDomainError): DomainError {
+  return REVIVE[e.kind](e.message, e.data);
+}
+
+/** Most characters of an error logged: its stack, or a message quoting a client's megabyte number. */
+const MAX_LOGGED_CHARS = 2_000;
+
+/** An error as a log line: its stack, cut to a bounded length. */
+export function describeForLog(e: unknown): string {
+  const text = e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e);
+  return text.length <= MAX_LOGGED_CHARS
+    ? text
+    : `${text.slice(0, MAX_LOGGED_CHARS)}… (${text.length} chars)`;
+}

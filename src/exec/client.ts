@@ -1,0 +1,157 @@
+import type { ResourceLimits } from 'node:worker_threads';
+import type { CallLimits, PoolLimits } from '../config/limits.ts';
+import { ExecutionTimeout } from '../core/errors.ts';
+import type { ExecutionApi, JobKind, JobPayload, JobResult } from './api.ts';
+import { type PoolStats, type RunOptions, TIMEOUT_MESSAGE, WorkerPool } from './pool/pool.ts';
+import type { ExecutionWorkerData } from './worker/entry.ts';
+
+export type { RunOptions } from './pool/pool.ts';
+
+/**
+ * How the main thread gets EVM work done: a kind of the execution API (src/exec/api.ts) and its
+ * payload in, its answer or a domain error out. The pool client runs jobs on worker threads; the
+ * in-process client runs them on the calling thread (tests of the execution layer).
+ */
+export interface ExecutionClient {
+  run<K extends JobKind>(kind: K, payload: JobPayload<K>, options?: RunOptions): Promise<JobResult<K>>;
+  /** Jobs that may run at once. */
+  readonly size: number;
+  /** The default deadline of a job, queue wait included. */
+  readonly deadlineMs: number;
+  /** Workers with nothing to do and no job waiting for them: what a speculation may use now. */
+  spareWorkers(): number;
+  /** Runs `work` as one unit (a JSON-RPC batch): its jobs share one deadline and a bound on how many run. */
+  batch<T>(work: () => Promise<T>): Promise<T>;
+  stats(): PoolStats;
+  /** Starts the workers now rather than on the first job (and surfaces their start errors). */
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// EVM execution makes many short-lived objects; a larger young generation means fewer scavenges
+// (measured on a 200-call trace_callMany: 96 MB ~7% faster than V8's default, 192 MB ~3% faster again).
+const EXECUTION_YOUNG_GENERATION_MB = 192;
+
+const WORKER_MODULE = new URL('./worker/entry.ts', import.meta.url);
+
+/** The execution layer on worker threads, each serving the chain in `datadir` read-only. */
+export class PoolExecutionClient implements ExecutionClient {
+  private readonly pool: WorkerPool;
+
+  constructor(opts: {
+    datadir: string;
+    calls: CallLimits;
+    pool: PoolLimits;
+    /** Bytes one answer may take (tracers stop as soon as they pass it). */
+    maxResultBytes: number;
+    log?: (line: string) => void;
+    resourceLimits?: ResourceLimits;
+  }) {
+    const workerData: ExecutionWorkerData = { datadir: opts.datadir, limits: opts.calls };
+    this.pool = new WorkerPool({
+      workerModule: WORKER_MODULE,
+      workerData,
+      size: opts.pool.workers,
+      deadlineMs: opts.pool.deadlineMs,
+      maxQueue: opts.pool.maxQueue,
+      maxResultBytes: opts.maxResultBytes,
+      resourceLimits: opts.resourceLimits ?? { maxYoungGenerationSizeMb: EXECUTION_YOUNG_GENERATION_MB },
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+  }
+
+  run<K extends JobKind>(kind: K, payload: JobPayload<K>, options: RunOptions = {}): Promise<JobResult<K>> {
+    return this.pool.run<JobResult<K>>(kind, payload, options);
+  }
+
+  get size(): number {
+    return this.pool.size;
+  }
+
+  get deadlineMs(): number {
+    return this.pool.deadlineMs;
+  }
+
+  spareWorkers(): number {
+    return this.pool.spareWorkers();
+  }
+
+  batch<T>(work: () => Promise<T>): Promise<T> {
+    return this.pool.batch(work);
+  }
+
+  stats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  warm(): Promise<void> {
+    return this.pool.warm();
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/**
+ * The execution layer on the calling thread: the same API, no threads, no structured clone. A job
+ * past its deadline is answered ExecutionTimeout, though its work cannot be stopped part-way; it
+ * offers no spare workers, so nothing is speculated.
+ */
+export class InProcessExecutionClient implements ExecutionClient {
+  readonly size = 1;
+  private running = 0;
+  private timeouts = 0;
+
+  constructor(
+    private readonly api: ExecutionApi,
+    readonly deadlineMs = 60_000,
+  ) {}
+
+  async run<K extends JobKind>(
+    kind: K,
+    payload: JobPayload<K>,
+    options: RunOptions = {},
+  ): Promise<JobResult<K>> {
+    const handler = this.api[kind] as (job: JobPayload<K>) => Promise<JobResult<K>>;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.timeouts++;
+        reject(new ExecutionTimeout(TIMEOUT_MESSAGE));
+      }, options.deadlineMs ?? this.deadlineMs);
+    });
+    this.running++;
+    try {
+      return await Promise.race([handler(payload), deadline]);
+    } finally {
+      this.running--;
+      clearTimeout(timer);
+    }
+  }
+
+  spareWorkers(): number {
+    return 0;
+  }
+
+  batch<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
+  stats(): PoolStats {
+    return {
+      size: this.size,
+      workers: 0,
+      busy: this.running,
+      queued: 0,
+      starts: 0,
+      lastStartMs: null,
+      timeouts: this.timeouts,
+      crashes: 0,
+    };
+  }
+
+  async warm(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}

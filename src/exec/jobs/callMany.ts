@@ -1,0 +1,94 @@
+import type { ChainReader } from '../../chain/reader.ts';
+import type { CallLimits } from '../../config/limits.ts';
+import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../../core/call.ts';
+import { formatCallTrace } from '../../wire/callTrace.ts';
+import { CallValidationError } from '../callValidation.ts';
+import { CallSession, type StateAccess } from '../session.ts';
+import type { PartResult } from '../speculation.ts';
+
+/** One call of a trace_callMany with the trace types asked for it. */
+export interface TracedCall {
+  call: CallRequest;
+  types: TraceTypes;
+}
+
+export interface CallManyJob {
+  blockHash: Uint8Array;
+  calls: TracedCall[];
+  stateOverrides?: StateOverrides;
+  blockOverrides?: BlockOverrides;
+  /** trace_call and trace_rawTransaction answer one object, not an array. */
+  single: boolean;
+}
+
+/** Part of a trace_callMany run speculatively: some of its calls, each with its index in the request. */
+export interface CallManyPartJob {
+  blockHash: Uint8Array;
+  calls: TracedCall[];
+  indices: number[];
+  stateOverrides?: StateOverrides;
+  blockOverrides?: BlockOverrides;
+}
+
+function openSession(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: Pick<CallManyJob, 'blockHash' | 'stateOverrides' | 'blockOverrides'>,
+): Promise<{ session: CallSession }> {
+  return CallSession.openAt(chain, job.blockHash, {
+    gasCap: limits.gasCap,
+    ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
+    ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
+  });
+}
+
+/** trace_callMany (and trace_call, trace_rawTransaction): the calls in order, traced, as JSON bytes. */
+export async function runCallMany(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: CallManyJob,
+): Promise<Uint8Array> {
+  const { session } = await openSession(chain, limits, job);
+  try {
+    const results: unknown[] = [];
+    for (const [index, { call, types }] of job.calls.entries()) {
+      results.push(formatCallTrace(await session.trace(call, index, types)));
+    }
+    return Buffer.from(JSON.stringify(job.single ? (results[0] ?? null) : results));
+  } finally {
+    session.close();
+  }
+}
+
+/**
+ * Runs a part's calls in order on the block's state (and the request's overrides), noting what each
+ * read and changed; the main thread checks that against the other parts (src/exec/speculation.ts).
+ */
+export async function runCallManyPart(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: CallManyPartJob,
+): Promise<PartResult> {
+  const { session } = await openSession(chain, limits, job);
+  try {
+    session.recordAccess();
+    const results: Uint8Array[] = [];
+    const access: StateAccess[] = [];
+    for (const [i, { call, types }] of job.calls.entries()) {
+      const mark = session.mark();
+      try {
+        const trace = await session.trace(call, job.indices[i] ?? i, types);
+        results.push(Buffer.from(JSON.stringify(formatCallTrace(trace))));
+      } catch (e) {
+        // Maybe only because this part lacks another part's effects: the main thread sees the part
+        // as unfinished and runs the request serially, which gives the real answer.
+        if (e instanceof CallValidationError) return { results, access };
+        throw e;
+      }
+      access.push(session.access(mark));
+    }
+    return { results, access };
+  } finally {
+    session.close();
+  }
+}
