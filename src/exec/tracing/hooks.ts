@@ -313,7 +313,8 @@ export function failedOpOf(
 ): FrameEnd['failedOp'] {
   if (!state || (error !== 'invalid opcode' && error !== 'stack underflow' && error !== 'stack overflow'))
     return undefined;
-  const opcode = error === 'invalid opcode' ? (state.code[state.programCounter] ?? state.opCode) : state.opCode;
+  const opcode =
+    error === 'invalid opcode' ? (state.code[state.programCounter] ?? state.opCode) : state.opCode;
   return { opcode, stackLength: state.stack.length };
 }
 
