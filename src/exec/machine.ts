@@ -4,6 +4,7 @@ import { type EVM, paramsEVM } from '@ethereumjs/evm';
 import { paramsTx } from '@ethereumjs/tx';
 import type { Account, Address } from '@ethereumjs/util';
 import { createVM, paramsVM, type VM } from '@ethereumjs/vm';
+import { canonicalBlockHashes } from '../chain/blockHashes.ts';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
@@ -74,19 +75,6 @@ export function simulationCommon(forkCommon: Common): Common {
   return common;
 }
 
-/** BLOCKHASH before EIP-2935 asks the blockchain; it only ever needs canonical hashes. */
-function blockHashes(chain: ChainReader) {
-  const source = {
-    async getBlock(number: number) {
-      const hash = await chain.store.getCanonicalHash(BigInt(number));
-      return { hash: () => hash ?? new Uint8Array(32) };
-    },
-    async putBlock() {},
-    shallowCopy: () => source,
-  };
-  return source;
-}
-
 /**
  * An EVM with its trace hooks, kept per fork and reused: making a VM costs more than a small call.
  * Its state manager forwards to the overlay of the request that holds it; a machine serves one
@@ -112,7 +100,7 @@ export async function acquireMachine(
     const vm = await createVM({
       common,
       stateManager: state as unknown as StateManagerInterface,
-      blockchain: blockHashes(chain),
+      blockchain: canonicalBlockHashes(chain.store),
     });
     machine = { vm, hooks: new TraceHooks(vm.evm as EVM), state, busy: false };
     if (!idleMachines.has(common)) idleMachines.set(common, machine);

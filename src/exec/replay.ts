@@ -14,6 +14,7 @@ import { type RunTxResult, runBlock, runTx, type VM } from '@ethereumjs/vm';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { DomainError, NotFound, RequestFailed } from '../core/errors.ts';
+import { StoreInconsistentError } from '../store/errors.ts';
 import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
@@ -104,7 +105,13 @@ async function runTransactions(vm: VM, block: Block, only: ReadonlySet<number> |
     } catch (e) {
       // In a part, a transaction that ethereumjs refuses (funds or nonce another part provides)
       // only means the part cannot stand alone. A trace stopped for size, or a domain error, is not that.
-      if (!only || e instanceof OutputLimitExceeded || e instanceof DomainError) throw e;
+      if (
+        !only ||
+        e instanceof OutputLimitExceeded ||
+        e instanceof DomainError ||
+        e instanceof StoreInconsistentError
+      )
+        throw e;
       throw new PartConflict(index, e);
     }
     gasUsed += result.totalGasSpent;

@@ -15,6 +15,7 @@ import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound, RequestFailed } from '../core/errors.ts';
+import { StoreInconsistentError } from '../store/errors.ts';
 import { CallValidationError } from './callValidation.ts';
 import {
   acquireMachine,
@@ -275,8 +276,9 @@ export class CallSession {
         }),
       );
     } catch (e) {
-      // A trace stopped for growing past the answer-size bound is the request's failure, not the call's.
-      if (e instanceof OutputLimitExceeded) throw e;
+      // A trace stopped for growing past the answer-size bound, or a damaged store, is the request's
+      // failure, not the call's.
+      if (e instanceof OutputLimitExceeded || e instanceof StoreInconsistentError) throw e;
       throw new CallValidationError(index, firstLine((e as Error).message));
     } finally {
       this.hooks.attach(null);

@@ -14,6 +14,7 @@ import { RLP } from '@ethereumjs/rlp';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, bytesToBigInt, bytesToHex, equalsBytes, KECCAK256_RLP } from '@ethereumjs/util';
 import { createVM, runBlock, type VM } from '@ethereumjs/vm';
+import { canonicalBlockHashes } from '../chain/blockHashes.ts';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
 import { checkSameChain, META_GENESIS, specRecord } from '../chain/storedSpec.ts';
 import { UserError } from '../core/errors.ts';
@@ -106,7 +107,7 @@ export class Importer {
     const trieDb = new BufferedTrieDb(opts.store);
     const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
     const state = new RecordingStateManager({ common, trie });
-    const vm = await createVM({ common, stateManager: state, blockchain: storeBlockchain(opts.store) });
+    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(opts.store) });
     await checkSameChain(opts.store, opts.spec);
     const headRef = await opts.store.getHead();
     let head: Importer['head'] = null;
@@ -433,22 +434,6 @@ export class Importer {
     });
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
   }
-}
-
-/**
- * The VM asks its blockchain for old blocks only for BLOCKHASH (before EIP-2935 serves it from state),
- * and only for blocks already stored.
- */
-function storeBlockchain(store: ChainStore) {
-  const chain = {
-    async getBlock(number: number) {
-      const hash = await store.getCanonicalHash(BigInt(number));
-      return { hash: () => hash ?? new Uint8Array(32) };
-    },
-    async putBlock() {},
-    shallowCopy: () => chain,
-  };
-  return chain;
 }
 
 function decodeValues(raw: RawBlock): Uint8Array[][] {

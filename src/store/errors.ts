@@ -11,6 +11,14 @@ export class CommitRejectedError extends Error {
 }
 
 /**
+ * The store lacks a record that its other records say it has (a canonical block without its hash,
+ * say): damage, never an answer to serve. Whoever meets it fails the request as an internal error.
+ */
+export class StoreInconsistentError extends Error {
+  override readonly name = 'StoreInconsistentError';
+}
+
+/**
  * The store cannot be used as it is on disk: a datadir that is not a writable directory, a full
  * disk, a damaged file. The message says what is wrong and what to do; the CLI prints it as is.
  */

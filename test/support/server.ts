@@ -44,13 +44,17 @@ export async function importConformanceChain(): Promise<{ datadir: string; clean
 /** A real server on port 0 over a datadir, accepting TEST_KEY (or every key with `keys: null`). */
 export async function startServer(
   datadir: string,
-  opts: { keys?: readonly string[] | null; limits?: LimitOverrides } = {},
+  opts: { keys?: readonly string[] | null; limits?: LimitOverrides; log?: (line: string) => void } = {},
 ): Promise<RunningServer> {
   const store = await openLmdbStore(datadir, { readOnly: true });
   const keys = opts.keys === null ? null : KeyRing.from(opts.keys ?? [TEST_KEY], null);
   const app = await buildApp(
     { ...DEFAULT_CONFIG, limits: withLimits(DEFAULT_LIMITS, opts.limits), port: 0, keys },
-    { store, datadir, ...(process.env.ETHTRACE_TEST_LOG ? {} : { log: () => {} }) },
+    {
+      store,
+      datadir,
+      ...(opts.log ? { log: opts.log } : process.env.ETHTRACE_TEST_LOG ? {} : { log: () => {} }),
+    },
   );
   const { httpUrl, wsUrl } = await app.listen();
   const url = `${httpUrl}/v3/${TEST_KEY}`;
