@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { type Block, createBlock } from '@ethereumjs/block';
-import { type Common, createCommonFromGethGenesis, type GethGenesis, Hardfork } from '@ethereumjs/common';
+import { type Common, createCommonFromGethGenesis, type GethGenesis } from '@ethereumjs/common';
 import { hexToBytes, isHexString, KECCAK256_RLP } from '@ethereumjs/util';
 import { UserError } from '../core/errors.ts';
+import { padWord } from '../primitives/hex.ts';
 import { chainCrypto } from './crypto.ts';
 
 /** One account of a genesis alloc, in the service's terms. */
@@ -123,8 +124,8 @@ function allocAccount(address: string, account: unknown, fail: (what: string) =>
     nonce: account.nonce === undefined ? 0n : quantity(account.nonce, `alloc.${address}.nonce`, fail),
     code: account.code === undefined ? new Uint8Array() : data(account.code, `alloc.${address}.code`, fail),
     storage: Object.entries(storage as Record<string, unknown>).map(([slot, value]) => [
-      word(data(slot, `alloc.${address}.storage key`, fail)),
-      word(data(value, `alloc.${address}.storage[${slot}]`, fail)),
+      padWord(data(slot, `alloc.${address}.storage key`, fail)),
+      padWord(data(value, `alloc.${address}.storage[${slot}]`, fail)),
     ]),
   };
 }
@@ -196,10 +197,6 @@ export function genesisBlock(spec: ChainSpec, common: Common, stateRoot: Uint8Ar
 // sha256 of the empty concatenation of request hashes (EIP-7685), the value geth gives a genesis.
 const EMPTY_REQUESTS_HASH = '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-export function isProofOfWorkStart(common: Common): boolean {
-  return !common.gteHardfork(Hardfork.Paris);
-}
-
 function padNonce(nonce: string): Uint8Array {
   const hex = nonce.startsWith('0x') ? nonce.slice(2) : nonce;
   return hexToBytes(`0x${hex.padStart(16, '0')}`);
@@ -219,14 +216,6 @@ function data(v: unknown, what: string, fail: (what: string) => never): Uint8Arr
   const hex = v.startsWith('0x') ? v.slice(2) : v;
   if (!/^[0-9a-fA-F]*$/.test(hex)) return fail(`${what} is not hex: ${v}`);
   return hexToBytes(`0x${hex.length % 2 ? `0${hex}` : hex}`);
-}
-
-/** Storage keys and values in a genesis may be shorter than 32 bytes; the trie wants words. */
-function word(bytes: Uint8Array): Uint8Array {
-  if (bytes.length > 32) return bytes.slice(bytes.length - 32);
-  const out = new Uint8Array(32);
-  out.set(bytes, 32 - bytes.length);
-  return out;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -10,6 +10,7 @@ import { createTxFromBlockBodyData, type TypedTransaction } from '@ethereumjs/tx
 import { type Address, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import { NotFound, RequestFailed } from '../core/errors.ts';
+import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { type ChainSpec, makeCommon } from './genesis.ts';
@@ -90,9 +91,7 @@ export class ChainReader {
         if (selector.requireCanonical) {
           const canonical = await this.store.getCanonicalHash(number);
           if (!canonical || !equalsBytes(canonical, selector.hash)) {
-            throw new RequestFailed(
-              `hash ${Buffer.from(selector.hash).toString('hex')} is not currently canonical`,
-            );
+            throw new RequestFailed(`hash ${bytesKey(selector.hash)} is not currently canonical`);
           }
         }
         return { number, hash: selector.hash };
@@ -129,7 +128,7 @@ export class ChainReader {
   }
 
   async header(hash: Uint8Array): Promise<BlockHeader | null> {
-    const key = Buffer.from(hash).toString('hex');
+    const key = bytesKey(hash);
     const cached = this.headers.get(key) ?? this.blocks.get(key)?.header;
     if (cached) return cached;
     const rlp = await this.store.getHeader(hash);
@@ -142,7 +141,7 @@ export class ChainReader {
   }
 
   async block(hash: Uint8Array): Promise<Block | null> {
-    const key = Buffer.from(hash).toString('hex');
+    const key = bytesKey(hash);
     const cached = this.blocks.get(key);
     if (cached) return cached;
     const [headerRlp, bodyRlp] = await Promise.all([this.store.getHeader(hash), this.store.getBody(hash)]);
@@ -167,7 +166,7 @@ export class ChainReader {
 
   /** A block's receipts as the JSON bytes eth_getBlockReceipts serves, or null for an unknown block. */
   async blockReceiptsJson(hash: Uint8Array): Promise<Uint8Array | null> {
-    const key = Buffer.from(hash).toString('hex');
+    const key = bytesKey(hash);
     const cached = this.receipts.get(key);
     if (cached) return cached;
     const json = await this.store.getBlockReceiptsJson(hash);
@@ -205,7 +204,7 @@ export class ChainReader {
 
   /** How many transactions the block holds, counted in the stored body without decoding them. */
   async transactionCount(hash: Uint8Array): Promise<number | null> {
-    const cached = this.blocks.get(Buffer.from(hash).toString('hex'));
+    const cached = this.blocks.get(bytesKey(hash));
     if (cached) return cached.transactions.length;
     const body = await this.store.getBody(hash);
     if (!body) return null;
@@ -235,7 +234,7 @@ export class ChainReader {
     blockHash: Uint8Array,
     index: number,
   ): Promise<{ tx: TypedTransaction; header: BlockHeader } | null> {
-    const cached = this.blocks.get(Buffer.from(blockHash).toString('hex'));
+    const cached = this.blocks.get(bytesKey(blockHash));
     if (cached) {
       const tx = cached.transactions[index];
       return tx ? { tx, header: cached.header } : null;

@@ -8,6 +8,7 @@ import { canonicalBlockHashes } from '../chain/blockHashes.ts';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
+import { bytesKey } from '../primitives/hex.ts';
 import { OverlayStateManager } from './overlayState.ts';
 import { TraceHooks } from './tracing/hooks.ts';
 
@@ -157,7 +158,7 @@ const ENVIRONMENT_CACHE_SIZE = 64;
 const environments = new Map<string, Block>();
 
 export function cachedEnvironment(header: BlockHeader, common: Common): Block {
-  const key = Buffer.from(header.hash()).toString('hex');
+  const key = bytesKey(header.hash());
   let block = environments.get(key);
   if (!block || block.common !== common) {
     block = blockEnvironment(header, common, undefined);

@@ -19,7 +19,7 @@ export interface StateSource {
   code(codeHash: Uint8Array): Promise<Uint8Array>;
 }
 
-/** The state after block `number`, one range lookup per account or slot (DESIGN: flat history). */
+/** The state after block `number`, one range lookup per account or slot in the flat history. */
 export function stateAtBlock(store: ChainStore, number: bigint): StateSource {
   return {
     account: (address) => store.getAccountAt(address, number),

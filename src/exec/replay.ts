@@ -14,23 +14,19 @@ import { type RunTxResult, runBlock, runTx, type VM } from '@ethereumjs/vm';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { DomainError, NotFound, RequestFailed } from '../core/errors.ts';
+import { toHex } from '../primitives/hex.ts';
 import { StoreInconsistentError } from '../store/errors.ts';
 import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
 import type { StateAccess } from './session.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
-import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
-import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
-import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
+import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
 
 /** One mined transaction, re-executed and traced. */
-export interface ReplayedTx {
+export interface ReplayedTx extends ParityTraces {
   hash: Uint8Array;
   output: Uint8Array;
-  trace: ParityTrace[];
-  stateDiff: StateDiff | null;
-  vmTrace: VmTrace | null;
 }
 
 /** Extra tracers a caller can run per transaction (geth's debug tracers), made fresh for each. */
@@ -143,7 +139,7 @@ export async function replayBlock(
   part?: ReplayPart,
 ): Promise<ReplayedBlock> {
   const block = await chain.block(blockHash);
-  if (!block) throw new NotFound(`block 0x${Buffer.from(blockHash).toString('hex')} not found`);
+  if (!block) throw new NotFound(`block ${toHex(blockHash)} not found`);
   if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
   const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));
   const state = new OverlayStateManager(stateAtBlock(chain.store, block.header.number - 1n));
@@ -170,35 +166,27 @@ export async function replayBlock(
   let current: {
     tx: TypedTransaction;
     mark: number;
-    parity: ParityCallTracer | null;
-    vmTracer: VmTracer | null;
+    tracers: ParityTracers;
     extra: (ExecutionTracer & { finish?(): unknown }) | null;
   } | null = null;
   const beforeTx = (tx: TypedTransaction) => {
-    const parity = types.trace ? new ParityCallTracer() : null;
-    const vmTracer = types.vmTrace ? new VmTracer(evm) : null;
+    const tracers = new ParityTracers(types, evm, state);
     const extraTracer = extra ? extra(tx, index, evm) : null;
-    current = { tx, mark: state.mark(), parity, vmTracer, extra: extraTracer };
+    current = { tx, mark: state.mark(), tracers, extra: extraTracer };
     if (part) {
       // What ran before (system writes, the previous transaction's end) is not this transaction's.
       state.takeReads();
       state.unnotedAccount = coinbase;
     }
-    hooks.attach(allOf([parity, vmTracer, extraTracer]), tx.getSenderAddress().bytes);
+    hooks.attach(allOf([...tracers.tracers(), extraTracer]), tx.getSenderAddress().bytes);
   };
   const afterTx = async (result: RunTxResult & { transaction?: TypedTransaction }, resolve?: () => void) => {
     try {
       hooks.attach(null);
       const c = current;
       if (!c) return;
-      c.vmTracer?.detach();
-      txs.push({
-        hash: c.tx.hash(),
-        output: result.execResult.returnValue,
-        trace: c.parity?.traces() ?? [],
-        stateDiff: types.stateDiff ? buildStateDiff(await state.changesSince(c.mark)) : null,
-        vmTrace: c.vmTracer?.result() ?? null,
-      });
+      c.tracers.detach();
+      txs.push({ hash: c.tx.hash(), output: result.execResult.returnValue, ...(await c.tracers.finish()) });
       extras.push(c.extra?.finish?.());
       if (part) {
         access.push({ reads: state.takeReads(), writes: state.changedKeysSince(c.mark) });
@@ -230,7 +218,7 @@ export async function replayBlock(
   } finally {
     // A transaction stopped mid-way (its trace grew past the answer-size bound, say) never reached
     // afterTx: unwrap the tracer from this machine's EVM before the machine is reused.
-    (current as { vmTracer: VmTracer | null } | null)?.vmTracer?.detach();
+    (current as { tracers: ParityTracers } | null)?.tracers.detach();
     vm.events.off('beforeTx', beforeTx);
     vm.events.off('afterTx', afterTx);
     evm.events.off('beforeMessage', enterFrame);

@@ -31,9 +31,7 @@ import { callMessage, checkGethFees, type Dialect } from './message.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
 import { allOf, type ExecutionTracer, type TraceHooks } from './tracing/hooks.ts';
-import { ParityCallTracer, type ParityTrace } from './tracing/parity.ts';
-import { buildStateDiff, type StateDiff } from './tracing/stateDiff.ts';
-import { type VmTrace, VmTracer } from './tracing/vmTrace.ts';
+import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
 import { bigMax, blobGas, callTransaction, effectivePrice, firstLine, floorGas } from './transaction.ts';
 
 /** What a stretch of execution read and changed, as `accessKeys` names the pieces of state. */
@@ -43,11 +41,8 @@ export interface StateAccess {
 }
 
 /** One call's outcome in the shape trace_callMany serves (domain values; formatted at the edge). */
-export interface CallTrace {
+export interface CallTrace extends ParityTraces {
   output: Uint8Array;
-  trace: ParityTrace[];
-  stateDiff: StateDiff | null;
-  vmTrace: VmTrace | null;
 }
 
 export interface SimulatedCall {
@@ -163,21 +158,14 @@ export class CallSession {
 
   /** Simulates one call and traces what `types` asks for. */
   async trace(call: CallRequest, index: number, types: TraceTypes): Promise<CallTrace> {
-    const mark = this.state.mark();
-    const parity = types.trace ? new ParityCallTracer() : null;
-    const vm = types.vmTrace ? new VmTracer(this.vm.evm as EVM) : null;
+    const tracers = new ParityTracers(types, this.vm.evm as EVM, this.state);
     let outcome: SimulatedCall;
     try {
-      outcome = await this.simulate(call, index, allOf([parity, vm]));
+      outcome = await this.simulate(call, index, allOf(tracers.tracers()));
     } finally {
-      vm?.detach();
+      tracers.detach();
     }
-    return {
-      output: outcome.output,
-      trace: parity?.traces() ?? [],
-      stateDiff: types.stateDiff ? buildStateDiff(await this.state.changesSince(mark)) : null,
-      vmTrace: vm?.result() ?? null,
-    };
+    return { output: outcome.output, ...(await tracers.finish()) };
   }
 
   async simulate(

@@ -2,6 +2,7 @@ import type { Common } from '@ethereumjs/common';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { type Address, bigIntToUnpaddedBytes } from '@ethereumjs/util';
 import type { CallRequest } from '../core/call.ts';
+import { toHex } from '../primitives/hex.ts';
 import { CallValidationError } from './callValidation.ts';
 import { NO_EXTRA_PARAMS } from './machine.ts';
 
@@ -27,8 +28,8 @@ export function callTransaction(
     chainId: common.chainId(),
   };
   const accessList = (call.accessList ?? []).map((e) => ({
-    address: `0x${Buffer.from(e.address).toString('hex')}`,
-    storageKeys: e.storageKeys.map((k) => `0x${Buffer.from(k).toString('hex')}`),
+    address: toHex(e.address),
+    storageKeys: e.storageKeys.map((k) => toHex(k)),
   }));
   const type = txType(call);
   const fees =

@@ -21,10 +21,17 @@ export function bigintWord(value: bigint): Uint8Array {
   return Buffer.from(value.toString(16).padStart(64, '0'), 'hex');
 }
 
-/** `bytes` left-padded with zeros to a 32-byte word (stored values are minimal). */
+/** `bytes` as a 32-byte word: left-padded with zeros (stored values are minimal), or its low 32 bytes. */
 export function padWord(bytes: Uint8Array): Uint8Array {
-  if (bytes.length >= 32) return bytes;
+  if (bytes.length === 32) return bytes;
+  if (bytes.length > 32) return bytes.slice(bytes.length - 32);
   const out = new Uint8Array(32);
   out.set(bytes, 32 - bytes.length);
   return out;
+}
+
+/** A 32-byte word as geth prints hashes and slots: 0x and 64 digits. */
+export function wordHex(value: bigint | Uint8Array): `0x${string}` {
+  if (typeof value === 'bigint') return `0x${value.toString(16).padStart(64, '0')}`;
+  return `0x${bytesKey(value).padStart(64, '0')}`;
 }

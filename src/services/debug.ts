@@ -7,6 +7,7 @@ import type { TraceCallOptions, TraceOptions } from '../core/traceConfig.ts';
 import type { JobPayload } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import type { DebugTraceBlockJob, DebugTraceCallJob } from '../exec/jobs/debug.ts';
+import { toHex } from '../primitives/hex.ts';
 import type { BlockRef } from '../store/types.ts';
 
 /**
@@ -59,7 +60,7 @@ export class DebugService {
     if (!ref) {
       throw new RequestFailed(
         selector.kind === 'hash'
-          ? `block 0x${Buffer.from(selector.hash).toString('hex')} not found`
+          ? `block ${toHex(selector.hash)} not found`
           : selector.kind === 'number'
             ? `block #${selector.number} not found`
             : 'block not found',

@@ -5,6 +5,7 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import { RequestFailed } from '../core/errors.ts';
 import { effectiveGasPrice } from '../primitives/fees.ts';
+import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 
 // The gas-price oracle is geth's (eth/gasprice, FullNodeGPO defaults): the 3 lowest tips of each of the
@@ -130,7 +131,7 @@ export class FeeService {
   /** The tip the oracle suggests for a transaction to be included soon (eth_maxPriorityFeePerGas). */
   async suggestTipCap(): Promise<bigint> {
     const head = await this.chain.head();
-    const headKey = Buffer.from(head.hash).toString('hex');
+    const headKey = bytesKey(head.hash);
     if (this.suggestion?.head === headKey) return this.suggestion.tip;
 
     const samples: bigint[] = [];
@@ -187,7 +188,7 @@ export class FeeService {
 
   /** The block's transactions as (effective tip, gas used), ascending by tip. */
   private async blockTips(hash: Uint8Array, header: BlockHeader): Promise<TxTip[]> {
-    const key = Buffer.from(hash).toString('hex');
+    const key = bytesKey(hash);
     const cached = this.tips.get(key);
     if (cached) return cached;
     const [block, receipts] = await Promise.all([this.chain.block(hash), this.chain.store.getReceipts(hash)]);

@@ -9,6 +9,7 @@ import {
   KECCAK256_RLP,
   unprefixedHexToBytes,
 } from '@ethereumjs/util';
+import { padWord, toHex } from '../primitives/hex.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockRef, ChainStore, FlatAccount } from '../store/types.ts';
 
@@ -53,13 +54,13 @@ export class StateService {
     const account = await this.store.getAccountAt(address, number);
     if (!account || equalsBytes(account.codeHash, KECCAK256_NULL)) return new Uint8Array(0);
     const code = await this.store.getCode(account.codeHash);
-    if (!code) throw new Error(`store has no code for hash ${hex(account.codeHash)}`);
+    if (!code) throw new Error(`store has no code for hash ${toHex(account.codeHash)}`);
     return code;
   }
 
   /** The storage word at `slot` (32 bytes) after block `number`, always 32 bytes. */
   async storage(address: Uint8Array, slot: Uint8Array, number: bigint): Promise<Uint8Array> {
-    return word(await this.store.getStorageAt(address, slot, number));
+    return padWord(await this.store.getStorageAt(address, slot, number));
   }
 
   /**
@@ -108,18 +109,6 @@ function decodeAccount(rlp: Uint8Array): TrieAccount {
   const [nonce, balance, storageRoot, codeHash] = RLP.decode(rlp) as Uint8Array[];
   if (!nonce || !balance || !storageRoot || !codeHash) throw new Error('malformed account in the state trie');
   return { nonce: bytesToBigInt(nonce), balance: bytesToBigInt(balance), storageRoot, codeHash };
-}
-
-/** Left-pads a stored (minimal) storage value to the 32-byte word the EVM sees. */
-function word(value: Uint8Array): Uint8Array {
-  if (value.length === 32) return value;
-  const out = new Uint8Array(32);
-  out.set(value, 32 - value.length);
-  return out;
-}
-
-function hex(bytes: Uint8Array): string {
-  return `0x${Buffer.from(bytes).toString('hex')}`;
 }
 
 /**

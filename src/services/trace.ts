@@ -6,6 +6,7 @@ import { RawJson } from '../core/rawJson.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import type { CallManyJob, CallManyPartJob, TracedCall } from '../exec/jobs/callMany.ts';
 import { partitionBySender, type SpeculationStats, speculate } from '../exec/speculation.ts';
+import { bytesKey } from '../primitives/hex.ts';
 
 /**
  * Ad-hoc tracing: calls simulated in order on top of one block. The block is resolved here, on the
@@ -39,7 +40,7 @@ export class TraceService {
     const parts =
       calls.length >= this.limits.parallelMinCalls
         ? partitionBySender(
-            calls.map(({ call }) => (call.from ? Buffer.from(call.from).toString('hex') : '')),
+            calls.map(({ call }) => (call.from ? bytesKey(call.from) : '')),
             this.exec.spareWorkers(),
           )
         : null;

@@ -14,7 +14,7 @@ import {
  * the same Parity trace entries as anvil's trace_replayBlockTransactions of that block.
  *
  * Every difference that remains must be explained by one of the rules of docs/tracing.md
- * (normaliseAnvilEntry), each an anvil (revm-inspectors) deviation from reference Part 3 or observed.
+ * (normaliseAnvilEntry), each an anvil (revm-inspectors) deviation listed in docs/tracing.md or observed.
  */
 
 describe('differential: trace_callMany against anvil trace_replayBlockTransactions', () => {

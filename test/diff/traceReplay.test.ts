@@ -11,7 +11,7 @@ import {
  * The differential suite of the replay methods (issue 5): on a chain built with anvil from the trace
  * workload, our trace_block, trace_transaction, trace_filter and trace_replayBlockTransactions
  * (`trace` and `stateDiff`) answer what anvil answers, for every block and transaction, once the
- * rules below have brought anvil's documented deviations (docs/tracing.md, reference Part 3) to our
+ * rules below have brought anvil's documented deviations (docs/tracing.md) to our
  * profile. Anything else that differs fails the test.
  */
 
@@ -33,7 +33,7 @@ function normaliseEntries(theirs: Entry[], ours: Entry[]): Entry[] {
 }
 
 /**
- * Rule 4 (observed here; reference Part 2 §3.6.7): anvil's trace_block, trace_transaction and
+ * Rule 4 (observed here): anvil's trace_block, trace_transaction and
  * trace_filter come from the traces it recorded while mining, with revm-inspectors set to record
  * every call, so they list the zero-value calls to precompiles below the top level that its own
  * trace_replayBlockTransactions of the same block leaves out (as OpenEthereum, Erigon and Reth do,
@@ -80,11 +80,11 @@ function withoutHiddenCalls(entries: Entry[]): Map<string, Entry | null> {
 }
 
 /**
- * Rule S1 (reference Part 3): anvil marks `"+"` only for contracts the transaction created; an
+ * Rule S1 (docs/tracing.md): anvil marks `"+"` only for contracts the transaction created; an
  * account that did not exist before and got only a balance (a funded EOA, a precompile paid
  * value, the coinbase's first tip) is `"*"` from 0x0 with nonce and code `"="`. Where our diff has
  * such an account as all `"+"` without code, anvil's equivalent form is taken as ours.
- * Rule S2 (reference Part 3): anvil omits EIP-7702 code changes (the delegation designator
+ * Rule S2 (docs/tracing.md): anvil omits EIP-7702 code changes (the delegation designator
  * 0xef0100‖address written to an EOA): where ours has that change and anvil `"="`, ours is taken.
  * anvil's other documented stateDiff quirks do not show on this workload: it lists the coinbase
  * with its tip, as a replay that charges fees must (so do we), and no transaction deletes an

@@ -6,7 +6,7 @@ import { asm, deployCode } from '../support/asm.ts';
 import { conformanceServerForSuite, type RunningServer } from '../support/server.ts';
 
 // stateDiff of trace_callMany / trace_call against expectations worked out by hand from the bytecode
-// and the OpenEthereum/Erigon rules (reference Part 2 §3.7): an account that did not exist before the
+// and the OpenEthereum/Erigon rules: an account that did not exist before the
 // call is all "+", a deleted one all "-", otherwise each field "*" or "="; only changed accounts and
 // slots; storage keys and values as 32-byte words; ascending order. The simulation charges no fees
 // (Reth), so a sender's balance moves by exactly the value it sends, its nonce by one, and the

@@ -525,6 +525,17 @@ describe('eth_call, eth_estimateGas, eth_createAccessList', () => {
       const zero = await failure(server, 'eth_createAccessList', [{ from: RICH, to: X, gasPrice: '0x0' }]);
       assert.deepEqual(zero, { code: -32000, message: 'gasPrice must be non-zero after london fork' });
     });
+
+    it('names no made-up hash when the call makes no transaction', async () => {
+      // A blob call without blobs: ethereumjs cannot build the transaction, so it has no hash; the
+      // failure says what is wrong rather than naming the zero hash.
+      const error = await failure(server, 'eth_createAccessList', [
+        { from: RICH, to: X, blobVersionedHashes: [] },
+      ]);
+      assert.equal(error.code, -32000);
+      assert.doesNotMatch(error.message, /0x0{64}/);
+      assert.match(error.message, /^failed to apply transaction: \S/);
+    });
   });
 
   describe('at the London fork block (27), where EIP-1559 starts, and the blocks either side', () => {

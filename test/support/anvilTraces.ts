@@ -102,7 +102,7 @@ export async function serveTraceWorkload(limits: LimitOverrides = {}): Promise<T
 
 /**
  * A mined transaction as a call. The fee fields are left out on purpose: the calls run in the parent
- * block's environment (reference Part 1), whose base fee can exceed the fee cap the transaction
+ * block's environment (docs/tracing.md), whose base fee can exceed the fee cap the transaction
  * paid in its own block; a call that pays nothing sees a zero base fee, and no workload contract
  * reads GASPRICE or BASEFEE, so the traces are unaffected.
  */

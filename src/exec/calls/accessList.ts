@@ -70,7 +70,12 @@ export async function createAccessList(
       });
     } catch (e) {
       const hash = unsignedHash(attempt, chain.chainId, common);
-      throw asCallError(e, (reason) => `failed to apply transaction: ${hash} err: ${reason}`);
+      // A call that makes no transaction (ethereumjs refuses its fields) has no hash to name.
+      throw asCallError(e, (reason) =>
+        hash === null
+          ? `failed to apply transaction: ${reason}`
+          : `failed to apply transaction: ${hash} err: ${reason}`,
+      );
     }
     if (recorder.equals(previous)) {
       const error = outcome.failed ? vmError(outcome) : undefined;
@@ -168,9 +173,10 @@ class AccessListRecorder {
 
 /**
  * The hash geth names in createAccessList's failures: of the unsigned transaction its arguments make
- * (geth's ToTransaction: the newest type the fields need, legacy when a gas price is given).
+ * (geth's ToTransaction: the newest type the fields need, legacy when a gas price is given), or
+ * null when ethereumjs cannot make a transaction of the fields.
  */
-function unsignedHash(call: CallRequest, chainId: bigint, common: Common): string {
+function unsignedHash(call: CallRequest, chainId: bigint, common: Common): string | null {
   const type = call.authorizationList
     ? 4
     : call.blobVersionedHashes
@@ -206,6 +212,6 @@ function unsignedHash(call: CallRequest, chainId: bigint, common: Common): strin
   try {
     return toHex(keccak256(createTx(data as Parameters<typeof createTx>[0], { common }).serialize()));
   } catch {
-    return toHex(new Uint8Array(32));
+    return null;
   }
 }

@@ -3,6 +3,7 @@ import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress } from '@et
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
+import { toHex } from '../../primitives/hex.ts';
 import { callMessage } from '../message.ts';
 import { replayBlock } from '../replay.ts';
 import { CallSession } from '../session.ts';
@@ -78,7 +79,7 @@ async function traceBlock(chain: ChainReader, job: DebugTraceBlockJob): Promise<
     const tracer = tracers[index];
     if (!tracer) throw new Error(`transaction ${index} was not traced`);
     results.push({
-      txHash: `0x${Buffer.from(tx.hash).toString('hex')}`,
+      txHash: toHex(tx.hash),
       result: await tracer.result({ gasUsed: gasUsed[index] ?? 0n }),
     });
   }

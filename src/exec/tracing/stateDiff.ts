@@ -1,4 +1,4 @@
-import { quantityToHex, toHex } from '../../primitives/hex.ts';
+import { quantityToHex, toHex, wordHex } from '../../primitives/hex.ts';
 import type { AccountChange } from '../overlayState.ts';
 
 type Delta = '=' | { '+': string } | { '-': string } | { '*': { from: string; to: string } };
@@ -24,7 +24,8 @@ export function buildStateDiff(changes: AccountChange[]): StateDiff {
       .sort((a, b) => Buffer.compare(Buffer.from(a.slot), Buffer.from(b.slot)));
     const storage: Record<string, Delta> = {};
     if (!before && after) {
-      for (const s of slots) if (trim(s.after).length > 0) storage[word(s.slot)] = { '+': word(s.after) };
+      for (const s of slots)
+        if (trim(s.after).length > 0) storage[wordHex(s.slot)] = { '+': wordHex(s.after) };
       diff[toHex(change.address)] = {
         balance: { '+': quantityToHex(after.balance) },
         code: { '+': toHex(after.code) },
@@ -34,7 +35,8 @@ export function buildStateDiff(changes: AccountChange[]): StateDiff {
       continue;
     }
     if (before && !after) {
-      for (const s of slots) if (trim(s.before).length > 0) storage[word(s.slot)] = { '-': word(s.before) };
+      for (const s of slots)
+        if (trim(s.before).length > 0) storage[wordHex(s.slot)] = { '-': wordHex(s.before) };
       diff[toHex(change.address)] = {
         balance: { '-': quantityToHex(before.balance) },
         code: { '-': toHex(before.code) },
@@ -44,7 +46,8 @@ export function buildStateDiff(changes: AccountChange[]): StateDiff {
       continue;
     }
     if (!before || !after) continue;
-    for (const s of slots) storage[word(s.slot)] = { '*': { from: word(s.before), to: word(s.after) } };
+    for (const s of slots)
+      storage[wordHex(s.slot)] = { '*': { from: wordHex(s.before), to: wordHex(s.after) } };
     const balance = changed(before.balance, after.balance, quantityToHex);
     const nonce = changed(before.nonce, after.nonce, quantityToHex);
     const code: Delta = sameBytes(before.code, after.code)
@@ -58,10 +61,6 @@ export function buildStateDiff(changes: AccountChange[]): StateDiff {
 
 function changed(from: bigint, to: bigint, format: (n: bigint) => string): Delta {
   return from === to ? '=' : { '*': { from: format(from), to: format(to) } };
-}
-
-function word(bytes: Uint8Array): string {
-  return `0x${Buffer.from(bytes).toString('hex').padStart(64, '0')}`;
 }
 
 function trim(bytes: Uint8Array): Uint8Array {

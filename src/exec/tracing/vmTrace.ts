@@ -4,7 +4,7 @@ import { chargeOutput } from '../responseLimit.ts';
 import type { ExecutionTracer, FrameStart } from './hooks.ts';
 import { FORWARDS_GAS, MEM_WRITTEN, type MemWindow, opName, PUSHED, SSTORE } from './vmTraceOps.ts';
 
-/** OpenEthereum's vmTrace of one call (reference Part 2 §3.8), plus the `op` mnemonic. */
+/** OpenEthereum's vmTrace of one call, plus the `op` mnemonic (as Erigon and Reth add it). */
 export interface VmTrace {
   code: string;
   ops: VmOp[];

@@ -1,11 +1,12 @@
 import type { EVM } from '@ethereumjs/evm';
 import { setLengthLeft } from '@ethereumjs/util';
+import { quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
 import { chargeOutput } from '../../responseLimit.ts';
 import { revertReason } from '../../revertReason.ts';
 import type { FrameEnd, FrameKind, FrameStart, SelfDestruct } from '../hooks.ts';
 import { gethErrorText } from './errors.ts';
 import { EvmPatch } from './evmPatch.ts';
-import { type GethTracer, hex, quantity, type TxContext, type TxOutcome, word } from './types.ts';
+import type { GethTracer, TxContext, TxOutcome } from './types.ts';
 
 /** geth's callFrame JSON (eth/tracers/native/call.go). */
 interface CallFrame {
@@ -84,10 +85,10 @@ export class CallTracer implements GethTracer {
         if (!open || (this.config.onlyTopCall && this.depth > 1)) return;
         const [offset = 0n, size = 0n, ...topics] = args;
         open.logs.push({
-          address: hex(runState.interpreter.getAddress().bytes),
-          topics: topics.map((t) => word(t)),
-          data: size === 0n ? '0x' : hex(runState.memory.read(Number(offset), Number(size))),
-          position: quantity(open.calls.length),
+          address: toHex(runState.interpreter.getAddress().bytes),
+          topics: topics.map((t) => wordHex(t)),
+          data: size === 0n ? '0x' : toHex(runState.memory.read(Number(offset), Number(size))),
+          position: quantityToHex(open.calls.length),
         });
       });
     }
@@ -106,13 +107,13 @@ export class CallTracer implements GethTracer {
     chargeOutput(FRAME_MIN_JSON_BYTES + 2 * start.input.length);
     const frame: CallFrame = {
       type: TYPES[start.kind],
-      from: hex(start.from),
-      gas: quantity(start.depth === 0 ? this.tx.gasLimit : start.gas),
+      from: toHex(start.from),
+      gas: quantityToHex(start.depth === 0 ? this.tx.gasLimit : start.gas),
       gasUsed: '0x0',
-      input: hex(start.input),
+      input: toHex(start.input),
     };
-    if (start.to) frame.to = hex(start.to);
-    if (start.kind !== 'staticcall') frame.value = quantity(start.value);
+    if (start.to) frame.to = toHex(start.to);
+    if (start.kind !== 'staticcall') frame.value = quantityToHex(start.value);
     const open: Open = { frame, calls: [], logs: [], failed: false };
     if (!this.root) this.root = open;
     this.stack.push(open);
@@ -124,17 +125,17 @@ export class CallTracer implements GethTracer {
     const open = this.stack.pop();
     if (!open) return;
     const frame = open.frame;
-    frame.gasUsed = quantity(end.gasUsed);
+    frame.gasUsed = quantityToHex(end.gasUsed);
     const creation = frame.type === 'CREATE' || frame.type === 'CREATE2';
-    if (creation && end.createdAddress) frame.to = hex(end.createdAddress);
+    if (creation && end.createdAddress) frame.to = toHex(end.createdAddress);
     if (end.error === null) {
-      if (end.output.length > 0) frame.output = hex(end.output);
+      if (end.output.length > 0) frame.output = toHex(end.output);
     } else {
       frame.error = gethErrorText(end.error, end.failedOp);
       open.failed = true;
       if (creation) delete frame.to;
       if (end.error === 'revert' && end.output.length > 0) {
-        frame.output = hex(end.output);
+        frame.output = toHex(end.output);
         const reason = revertReason(end.output);
         if (reason !== null) frame.revertReason = reason;
       }
@@ -151,12 +152,12 @@ export class CallTracer implements GethTracer {
     if (this.config.onlyTopCall) return;
     this.stack[this.stack.length - 1]?.calls.push({
       type: 'SELFDESTRUCT',
-      from: hex(event.address),
+      from: toHex(event.address),
       gas: '0x0',
       gasUsed: '0x0',
-      to: hex(setLengthLeft(event.beneficiary, 20)),
+      to: toHex(setLengthLeft(event.beneficiary, 20)),
       input: '0x',
-      value: quantity(event.balance),
+      value: quantityToHex(event.balance),
     });
   }
 
@@ -165,15 +166,15 @@ export class CallTracer implements GethTracer {
     if (!root) {
       return {
         type: this.tx.creation ? 'CREATE' : 'CALL',
-        from: hex(this.tx.from),
-        gas: quantity(this.tx.gasLimit),
-        gasUsed: quantity(outcome.gasUsed),
-        to: hex(this.tx.to),
+        from: toHex(this.tx.from),
+        gas: quantityToHex(this.tx.gasLimit),
+        gasUsed: quantityToHex(outcome.gasUsed),
+        to: toHex(this.tx.to),
         input: '0x',
-        value: quantity(this.tx.value),
+        value: quantityToHex(this.tx.value),
       };
     }
-    root.frame.gasUsed = quantity(outcome.gasUsed);
+    root.frame.gasUsed = quantityToHex(outcome.gasUsed);
     return root.frame;
   }
 }

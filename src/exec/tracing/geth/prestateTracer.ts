@@ -6,18 +6,15 @@ import {
   generateAddress2,
   setLengthLeft,
 } from '@ethereumjs/util';
+import { bigintWord, quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
 import type { FrameEnd, FrameStart } from '../hooks.ts';
 import {
   type AccountState,
   type GethTracer,
-  hex,
-  quantity,
   type StateReader,
   settled,
   stateReader,
   type TxContext,
-  word,
-  wordBytes,
 } from './types.ts';
 
 interface Looked {
@@ -69,7 +66,7 @@ export class PrestateTracer implements GethTracer {
     this.evm = evm;
     this.reader = stateReader(evm);
     // geth's OnTxStart, before the sender pays for gas.
-    if (this.tx.creation) this.created.add(hex(this.tx.to));
+    if (this.tx.creation) this.created.add(toHex(this.tx.to));
     this.lookupAccount(this.tx.from);
     this.lookupAccount(this.tx.to);
     this.lookupAccount(this.tx.coinbase);
@@ -134,29 +131,29 @@ export class PrestateTracer implements GethTracer {
           .then((a) => generateAddress(caller, bigIntToBytes(a.nonce - 1n)));
     address
       .then((a) => {
-        this.created.add(hex(a));
+        this.created.add(toHex(a));
         this.lookupAccount(a);
       })
       .finally(done);
   };
 
   private lookupAccount(address: Uint8Array): void {
-    const key = hex(address);
+    const key = toHex(address);
     if (this.pre.has(key) || !this.reader) return;
     this.pre.set(key, { address, account: settled(this.reader.account(address)), storage: new Map() });
   }
 
   private lookupStorage(address: Uint8Array, slot: bigint): void {
     if (this.config.disableStorage || !this.reader) return;
-    const key = hex(address);
+    const key = toHex(address);
     let looked = this.pre.get(key);
     if (!looked) {
       this.lookupAccount(address);
       looked = this.pre.get(key);
     }
-    const slotKey = word(slot);
+    const slotKey = wordHex(slot);
     if (!looked || looked.storage.has(slotKey)) return;
-    const bytes = wordBytes(slot);
+    const bytes = bigintWord(slot);
     looked.storage.set(slotKey, { slot: bytes, value: settled(this.reader.storage(address, bytes)) });
   }
 
@@ -189,7 +186,7 @@ export class PrestateTracer implements GethTracer {
       const changed: AccountJson = {};
       let modified = false;
       if (after.state.balance !== p.state.balance) {
-        changed.balance = quantity(after.state.balance);
+        changed.balance = quantityToHex(after.state.balance);
         modified = true;
       }
       if (after.state.nonce !== p.state.nonce) {
@@ -197,7 +194,7 @@ export class PrestateTracer implements GethTracer {
         modified = true;
       }
       if (!this.config.disableCode && !equalsBytes(after.state.code, p.state.code)) {
-        if (after.state.code.length > 0) changed.code = hex(after.state.code);
+        if (after.state.code.length > 0) changed.code = toHex(after.state.code);
         modified = true;
       }
       const preStorage = new Map<string, Uint8Array>();
@@ -208,7 +205,7 @@ export class PrestateTracer implements GethTracer {
         if (equalsBytes(stripped(before), stripped(now))) continue;
         modified = true;
         if (!isZero(before)) preStorage.set(slotKey, before);
-        if (!isZero(now)) postStorage[slotKey] = word(now);
+        if (!isZero(now)) postStorage[slotKey] = wordHex(now);
       }
       if (!modified) continue;
       if (!createdHere) out[key] = this.accountJson(p.state, preStorage);
@@ -229,13 +226,13 @@ export class PrestateTracer implements GethTracer {
   }
 
   private accountJson(state: AccountState, storage: Map<string, Uint8Array>): AccountJson {
-    const json: AccountJson = { balance: quantity(state.balance) };
-    if (!this.config.disableCode && state.code.length > 0) json.code = hex(state.code);
+    const json: AccountJson = { balance: quantityToHex(state.balance) };
+    if (!this.config.disableCode && state.code.length > 0) json.code = toHex(state.code);
     if (state.nonce > 0n) json.nonce = Number(state.nonce);
     if (!this.config.disableStorage) {
       const slots: Record<string, string> = {};
       for (const slotKey of [...storage.keys()].sort()) {
-        slots[slotKey] = word(storage.get(slotKey) ?? new Uint8Array());
+        slots[slotKey] = wordHex(storage.get(slotKey) ?? new Uint8Array());
       }
       if (Object.keys(slots).length > 0) json.storage = slots;
     }

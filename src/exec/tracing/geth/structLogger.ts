@@ -1,18 +1,16 @@
 import type { EVM, InterpreterStep } from '@ethereumjs/evm';
+import { bigintWord, bytesKey, toHex, wordHex } from '../../../primitives/hex.ts';
 import { chargeOutput } from '../../responseLimit.ts';
 import type { FrameEnd, FrameError, FrameKind, FrameStart } from '../hooks.ts';
 import { gethErrorText, gethOpName } from './errors.ts';
 import { EvmPatch, type RunState } from './evmPatch.ts';
 import {
   type GethTracer,
-  hex,
   type StateReader,
   type StructLoggerOptions,
   settled,
   stateReader,
   type TxOutcome,
-  word,
-  wordBytes,
 } from './types.ts';
 
 /** One entry of `structLogs`, in geth's legacy JSON (eth/tracers/logger.structLogLegacy). */
@@ -138,17 +136,17 @@ export class StructLogger implements GethTracer {
     const stack = step.stack;
     if (!this.options.disableStack) log.stack = stack.map((v) => `0x${v.toString(16)}`);
     if (this.options.enableReturnData && frame && frame.returnData.length > 0)
-      log.returnData = hex(frame.returnData);
+      log.returnData = toHex(frame.returnData);
     if (this.options.enableMemory && step.memoryWordCount > 0n)
       log.memory = memoryWords(step.memory, Number(step.memoryWordCount));
     if (!this.options.disableStorage && (code === SLOAD || code === SSTORE)) {
       const slots = this.slotsOf(step.address.toString());
       const key = stack[stack.length - 1];
       if (code === SLOAD && key !== undefined) {
-        slots.set(word(key), this.read(step.address.bytes, key));
+        slots.set(wordHex(key), this.read(step.address.bytes, key));
         log.storage = [...slots];
       } else if (code === SSTORE && key !== undefined && stack.length >= 2) {
-        slots.set(word(key), { value: word(stack[stack.length - 2] ?? 0n) });
+        slots.set(wordHex(key), { value: wordHex(stack[stack.length - 2] ?? 0n) });
         log.storage = [...slots];
       }
     }
@@ -175,7 +173,8 @@ export class StructLogger implements GethTracer {
     const stack = runState.stack;
     if (!this.options.disableStack)
       log.stack = stack._store.slice(0, stack._len).map((v) => `0x${v.toString(16)}`);
-    if (this.options.enableReturnData && frame.returnData.length > 0) log.returnData = hex(frame.returnData);
+    if (this.options.enableReturnData && frame.returnData.length > 0)
+      log.returnData = toHex(frame.returnData);
     const words = Number(runState.memoryWordCount);
     if (this.options.enableMemory && words > 0) log.memory = memoryWords(runState.memory._store, words);
     if (runState.gasRefund > 0n) log.refund = Number(runState.gasRefund);
@@ -194,9 +193,9 @@ export class StructLogger implements GethTracer {
 
   private read(address: Uint8Array, slot: bigint): Cell {
     const cell: Cell = { value: '' };
-    const reading = settled(this.reader?.storage(address, wordBytes(slot)) ?? Promise.resolve(EMPTY));
+    const reading = settled(this.reader?.storage(address, bigintWord(slot)) ?? Promise.resolve(EMPTY));
     cell.value = reading.then((v) => {
-      cell.value = word(v);
+      cell.value = wordHex(v);
       return cell.value;
     });
     this.pending.push(cell.value);
@@ -208,7 +207,7 @@ export class StructLogger implements GethTracer {
     const top = this.top;
     const failed = top?.error != null;
     // geth returns the output when the call succeeded or reverted, nothing for other failures.
-    const returnValue = !top || (failed && top.error !== 'revert') ? '0x' : hex(top.output);
+    const returnValue = !top || (failed && top.error !== 'revert') ? '0x' : toHex(top.output);
     return {
       gas: Number(outcome.gasUsed),
       failed,
@@ -231,7 +230,7 @@ function memoryWords(memory: Uint8Array, words: number): string[] {
   for (let i = 0; i < words; i++) {
     const start = i * 32;
     const chunk = memory.subarray(Math.min(start, memory.length), Math.min(start + 32, memory.length));
-    out[i] = `0x${Buffer.from(chunk).toString('hex').padEnd(64, '0')}`;
+    out[i] = `0x${bytesKey(chunk).padEnd(64, '0')}`;
   }
   return out;
 }

@@ -76,28 +76,6 @@ export function stateReader(evm: EVM): StateReader {
   };
 }
 
-export function hex(bytes: Uint8Array): string {
-  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`;
-}
-
-export function quantity(n: bigint | number): string {
-  return `0x${n.toString(16)}`;
-}
-
-/** A 32-byte word as geth prints hashes: 0x and 64 digits. */
-export function word(value: bigint | Uint8Array): string {
-  if (typeof value === 'bigint') return `0x${value.toString(16).padStart(64, '0')}`;
-  return `0x${Buffer.from(value).toString('hex').padStart(64, '0')}`;
-}
-
-export function wordBytes(value: bigint): Uint8Array {
-  return Buffer.from(value.toString(16).padStart(64, '0'), 'hex');
-}
-
-export function addressKey(bytes: Uint8Array): string {
-  return hex(bytes);
-}
-
 /** Swallows a rejection here (it is awaited, and reported, by `result`): no unhandled rejection if the replay fails first. */
 export function settled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => {});
