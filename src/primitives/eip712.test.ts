@@ -567,9 +567,7 @@ describe('typedDataDigest refusals', () => {
     );
   });
 
-  it('a type named like an Object.prototype member is unknown, not an internal error', {
-    todo: 'types[name] finds Object.prototype members: a TypeError (-32603 from eth_signTypedData_v4)',
-  }, () => {
+  it('a type named like an Object.prototype member is unknown, not an internal error', () => {
     // `types` comes from JSON.parse, so types.constructor, types.toString and types.__proto__ are
     // found on Object.prototype; the encoder then iterates a function as a field list.
     refuses(

@@ -34,8 +34,10 @@ export function typedDataOf(value: unknown): TypedData {
     });
   }
   if (typeof primaryType !== 'string') throw new TypedDataError('primaryType must be a string');
-  if (!types[primaryType]) throw new TypedDataError(`primaryType ${primaryType} is not among the types`);
-  if (!types.EIP712Domain) throw new TypedDataError('types must define EIP712Domain');
+  if (!structOf(types as TypedData['types'], primaryType))
+    throw new TypedDataError(`primaryType ${primaryType} is not among the types`);
+  if (!structOf(types as TypedData['types'], 'EIP712Domain'))
+    throw new TypedDataError('types must define EIP712Domain');
   if (!isObject(domain)) throw new TypedDataError('domain must be an object');
   if (!isObject(message)) throw new TypedDataError('message must be an object');
   return value as unknown as TypedData;
@@ -51,6 +53,14 @@ export function typedDataDigest(data: TypedData): Uint8Array {
   return keccak256(Buffer.concat([Uint8Array.of(0x19, 0x01), domain, message]));
 }
 
+/**
+ * The fields of struct `name`, if the typed data defines it: its own members only, since `types`
+ * comes from JSON and `types.constructor` would otherwise find Object.prototype's.
+ */
+function structOf(types: TypedData['types'], name: string): TypedData['types'][string] | undefined {
+  return Object.hasOwn(types, name) ? types[name] : undefined;
+}
+
 function hashStruct(
   type: string,
   value: unknown,
@@ -58,7 +68,7 @@ function hashStruct(
   path: string,
   depth: number,
 ): Uint8Array {
-  const fields = types[type];
+  const fields = structOf(types, type);
   if (!fields) throw new TypedDataError(`${path}: unknown type ${type}`);
   if (!isObject(value)) throw new TypedDataError(`${path}: a ${type} must be an object`);
   if (depth > MAX_DEPTH) throw new TypedDataError(`${path}: nested more than ${MAX_DEPTH} deep`);
@@ -74,13 +84,14 @@ function encodeType(type: string, types: TypedData['types']): string {
   const seen = new Set<string>();
   const visit = (t: string) => {
     const base = t.replace(/(\[\d*\])+$/, '');
-    if (seen.has(base) || !types[base]) return;
+    if (seen.has(base) || !structOf(types, base)) return;
     seen.add(base);
-    for (const f of types[base] ?? []) visit(f.type);
+    for (const f of structOf(types, base) ?? []) visit(f.type);
   };
   visit(type);
   seen.delete(type);
-  const one = (t: string) => `${t}(${(types[t] ?? []).map((f) => `${f.type} ${f.name}`).join(',')})`;
+  const one = (t: string) =>
+    `${t}(${(structOf(types, t) ?? []).map((f) => `${f.type} ${f.name}`).join(',')})`;
   return [one(type), ...[...seen].sort().map(one)].join('');
 }
 
@@ -103,7 +114,7 @@ function encodeValue(
       ),
     );
   }
-  if (types[type]) {
+  if (structOf(types, type)) {
     // A missing struct encodes as the zero word (MetaMask's v4 encoding, which wallets follow).
     if (value === undefined || value === null) return new Uint8Array(32);
     return hashStruct(type, value, types, path, depth);

@@ -372,7 +372,7 @@ describe('stateOverrides', () => {
     );
   });
 
-  it('nonce is 64-bit, as geth types it', { todo: 'a nonce of 2^64 or more is taken as a quantity' }, () => {
+  it('nonce is 64-bit, as geth types it', () => {
     // geth's override.OverrideAccount.Nonce is *hexutil.Uint64 (-32602 past 64 bits); taken here,
     // eth_call then fails at run time with -32000 "nonce cannot equal or exceed MAX_UINT64".
     problem(
@@ -434,7 +434,7 @@ describe('blockOverrides', () => {
     );
   });
 
-  it('time and gasLimit are 64-bit, as geth types them', { todo: 'taken up to 256 bits' }, () => {
+  it('time and gasLimit are 64-bit, as geth types them', () => {
     // geth's override.BlockOverrides has Time and GasLimit as *hexutil.Uint64 (-32602 past 64
     // bits); here eth_call with {time: 2^64} runs and answers a result.
     problem(() => blockOverrides({ time: TWO_TO_64 }), 'time: hex number > 64 bits');

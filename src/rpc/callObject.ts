@@ -122,7 +122,7 @@ export function stateOverrides(value: unknown): StateOverrides {
           ? { balance: field(`${where}.balance`, () => quantity(a.balance)) }
           : {}),
         ...(a.nonce !== undefined && a.nonce !== null
-          ? { nonce: field(`${where}.nonce`, () => quantity(a.nonce)) }
+          ? { nonce: field(`${where}.nonce`, () => uint64(a.nonce)) }
           : {}),
         ...(a.code !== undefined && a.code !== null
           ? { code: field(`${where}.code`, () => data(a.code)) }
@@ -140,8 +140,12 @@ export function stateOverrides(value: unknown): StateOverrides {
 export function blockOverrides(value: unknown): BlockOverrides {
   const o = object(value, 'block overrides');
   const out: BlockOverrides = {};
-  for (const name of ['number', 'time', 'gasLimit', 'baseFeePerGas', 'blobBaseFee'] as const) {
+  // geth types these as hexutil.Big, and time and gasLimit as hexutil.Uint64.
+  for (const name of ['number', 'baseFeePerGas', 'blobBaseFee'] as const) {
     if (o[name] !== undefined && o[name] !== null) out[name] = field(name, () => quantity(o[name]));
+  }
+  for (const name of ['time', 'gasLimit'] as const) {
+    if (o[name] !== undefined && o[name] !== null) out[name] = field(name, () => uint64(o[name]));
   }
   if (o.feeRecipient !== undefined && o.feeRecipient !== null)
     out.feeRecipient = field('feeRecipient', () => address(o.feeRecipient));

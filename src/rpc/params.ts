@@ -48,6 +48,11 @@ export function parseParams<P extends readonly Param<unknown>[]>(spec: P, params
 
 const HEX = /^0[xX]([0-9a-fA-F]*)$/;
 
+/** geth's two ways a hex text fails (hexutil): no 0x at all, or something other than hex digits after it. */
+function hexFailure(value: string): string {
+  return /^0[xX]/.test(value) ? 'invalid hex string' : 'hex string without 0x prefix';
+}
+
 /** Characters of a client's value quoted in an error message: enough to recognise it. */
 const MAX_QUOTED_CHARS = 80;
 
@@ -82,7 +87,7 @@ export function quantity(value: unknown): bigint {
   if (typeof value !== 'string')
     throw new ParamProblem('json: cannot unmarshal non-string into Go value of type hexutil.Big');
   const m = HEX.exec(value);
-  if (!m) throw new ParamProblem('hex string without 0x prefix');
+  if (!m) throw new ParamProblem(hexFailure(value));
   const digits = m[1] ?? '';
   if (digits === '') throw new ParamProblem('hex string "0x"');
   if (significant(digits).length > MAX_QUANTITY_DIGITS) throw new ParamProblem('hex number > 256 bits');
@@ -116,7 +121,7 @@ export function data(value: unknown): Uint8Array {
   if (typeof value !== 'string')
     throw new ParamProblem('json: cannot unmarshal non-string into Go value of type hexutil.Bytes');
   const m = HEX.exec(value);
-  if (!m) throw new ParamProblem('hex string without 0x prefix');
+  if (!m) throw new ParamProblem(hexFailure(value));
   const digits = m[1] ?? '';
   if (digits.length % 2 !== 0) throw new ParamProblem('hex string of odd length');
   return Uint8Array.from(Buffer.from(digits, 'hex'));
@@ -128,9 +133,7 @@ function fixedBytes(length: number, goType: string) {
       throw new ParamProblem(`json: cannot unmarshal non-string into Go value of type ${goType}`);
     const m = HEX.exec(value);
     if (!m)
-      throw new ParamProblem(
-        `json: cannot unmarshal hex string without 0x prefix into Go value of type ${goType}`,
-      );
+      throw new ParamProblem(`json: cannot unmarshal ${hexFailure(value)} into Go value of type ${goType}`);
     const digits = m[1] ?? '';
     if (digits.length !== length * 2) {
       throw new ParamProblem(`hex string has length ${digits.length}, want ${length * 2} for ${goType}`);
@@ -174,16 +177,20 @@ export function blockSelector(value: unknown): BlockSelector {
     throw new ParamProblem(`invalid block number or tag ${quoted(value)}`);
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    // A member given as null is absent, as geth decodes it (a nil pointer).
     const o = value as Record<string, unknown>;
-    if (o.blockHash !== undefined && o.blockNumber !== undefined) {
+    const given = (v: unknown) => v !== undefined && v !== null;
+    if (given(o.blockHash) && given(o.blockNumber)) {
       throw new ParamProblem('cannot specify both BlockHash and BlockNumber, choose one or the other');
     }
-    if (o.blockHash !== undefined) {
+    if (given(o.blockHash)) {
       const canonical = o.requireCanonical ?? false;
       if (typeof canonical !== 'boolean') throw new ParamProblem('requireCanonical must be a boolean');
       return { kind: 'hash', hash: hash(o.blockHash), requireCanonical: canonical };
     }
-    if (o.blockNumber !== undefined) {
+    if (given(o.blockNumber)) {
+      // geth decodes it as a BlockNumber: a number or a tag, never another object.
+      if (typeof o.blockNumber === 'object') throw new ParamProblem('blockNumber must be a number or tag');
       const selector = blockSelector(o.blockNumber);
       if (selector.kind === 'hash') throw new ParamProblem('blockNumber must be a number or tag');
       return selector;
