@@ -66,7 +66,7 @@ export async function buildApp(
   });
   const fees = new FeeService(chain);
   const logs = new LogService(chain, limits.methods);
-  const events = new ChainEvents(deps.store);
+  const events = new ChainEvents(deps.store, log);
   await events.start();
   deps.dev?.announceTo(events);
   const services: Services = {
@@ -84,6 +84,7 @@ export async function buildApp(
       chain,
       logs,
       limits.webSocket.maxSubscriptionsPerConnection,
+      log,
     ),
     filters: new FilterService(events, chain, logs),
     clientVersion: CLIENT_VERSION,

@@ -1,4 +1,5 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
+import { describeForLog } from '../core/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 
 /** How often the store's head is read for blocks another process (an `import`) committed. */
@@ -19,14 +20,30 @@ export class ChainEvents {
   private readonly pendingListeners = new Set<Listener<TypedTransaction>>();
   private readonly rewindListeners = new Set<Listener<bigint>>();
   private timer: NodeJS.Timeout | null = null;
+  /** Whether the last poll failed: a failing store is logged once, and again when it recovers. */
+  private failing = false;
 
-  constructor(private readonly store: ChainStore) {}
+  constructor(
+    private readonly store: ChainStore,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
 
   /** Starts watching the head (the first read sets the starting point; nothing before it is announced). */
   async start(): Promise<void> {
     await this.check();
-    this.timer = setInterval(() => void this.check().catch(() => {}), HEAD_POLL_MS);
+    this.timer = setInterval(() => void this.poll(), HEAD_POLL_MS);
     this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      await this.check();
+      if (this.failing) this.log('head poll recovered: new blocks are announced again');
+      this.failing = false;
+    } catch (e) {
+      if (!this.failing) this.log(`head poll failed (logged once until it recovers): ${describeForLog(e)}`);
+      this.failing = true;
+    }
   }
 
   stop(): void {
@@ -60,14 +77,23 @@ export class ChainEvents {
 
   /** A transaction entered the pending pool. */
   pending(tx: TypedTransaction): void {
-    for (const listener of this.pendingListeners) listener(tx);
+    for (const listener of this.pendingListeners) this.deliver(listener, tx);
+  }
+
+  /** One listener's failure is its own: logged, and the others still hear of the event. */
+  private deliver<T>(listener: Listener<T>, value: T): void {
+    try {
+      listener(value);
+    } catch (e) {
+      this.log(`a chain event listener failed: ${describeForLog(e)}`);
+    }
   }
 
   private async announceNewBlocks(): Promise<void> {
     const head = await this.store.getHead();
     if (head === null) return;
     if (this.last !== null && head.number < this.last) {
-      for (const listener of this.rewindListeners) listener(head.number);
+      for (const listener of this.rewindListeners) this.deliver(listener, head.number);
     }
     if (this.last === null || head.number <= this.last) {
       this.last = head.number;
@@ -77,7 +103,7 @@ export class ChainEvents {
       const hash = number === head.number ? head.hash : await this.store.getCanonicalHash(number);
       if (hash === null) break;
       this.last = number;
-      for (const listener of this.blockListeners) listener({ number, hash });
+      for (const listener of this.blockListeners) this.deliver(listener, { number, hash });
     }
   }
 }

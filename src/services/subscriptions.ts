@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
-import { TooManySubscriptions } from '../core/errors.ts';
+import { describeForLog, TooManySubscriptions } from '../core/errors.ts';
 import type { Subscriber } from '../core/subscriber.ts';
 import { toHex } from '../primitives/hex.ts';
 import type { BlockRef } from '../store/types.ts';
@@ -61,10 +61,14 @@ export class SubscriptionService {
     private readonly chain: ChainReader,
     private readonly logService: LogService,
     private readonly maxPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    private readonly log: (line: string) => void = () => {},
   ) {
     events.onBlock((block) => {
       if (this.heads.size === 0 && this.logs.size === 0) return;
-      this.delivered = this.delivered.then(() => this.deliverBlock(block)).catch(() => {});
+      // A block that cannot be read (a damaged record) loses its notifications, not the later blocks'.
+      this.delivered = this.delivered
+        .then(() => this.deliverBlock(block))
+        .catch((e) => this.log(`notifications of block ${block.number} failed: ${describeForLog(e)}`));
     });
     events.onPendingTransaction((tx) => this.deliverPending(tx));
   }
@@ -120,7 +124,7 @@ export class SubscriptionService {
         const json = JSON.stringify(formatHeader(header));
         for (const sub of [...this.heads]) {
           if (!this.heads.has(sub)) continue;
-          sub.subscriber.notify(sub.id, json);
+          this.notify(sub, json);
           await pace();
         }
       }
@@ -135,10 +139,19 @@ export class SubscriptionService {
           const log = logs[i];
           if (!log || !sub.filter?.matches(log)) continue;
           texts[i] ??= JSON.stringify(log);
-          sub.subscriber.notify(sub.id, texts[i] as string);
+          this.notify(sub, texts[i] as string);
           await pace();
         }
       }
+    }
+  }
+
+  /** One subscriber's failure to take a notification is logged and stops no one else's. */
+  private notify(sub: Subscription, resultJson: string): void {
+    try {
+      sub.subscriber.notify(sub.id, resultJson);
+    } catch (e) {
+      this.log(`notification to subscription ${sub.id} failed: ${describeForLog(e)}`);
     }
   }
 
@@ -149,10 +162,10 @@ export class SubscriptionService {
     for (const sub of this.pending) {
       if (sub.full) {
         full ??= JSON.stringify(formatTransaction(tx, null));
-        sub.subscriber.notify(sub.id, full);
+        this.notify(sub, full);
       } else {
         hash ??= JSON.stringify(toHex(tx.hash()));
-        sub.subscriber.notify(sub.id, hash);
+        this.notify(sub, hash);
       }
     }
   }
