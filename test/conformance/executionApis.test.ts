@@ -7,7 +7,7 @@ import { CONFORMANCE } from '../support/cli.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 import { compareResponse } from './compare.ts';
 import { type IoCase, loadIoCases } from './ioFile.ts';
-import { KNOWN_DIFFERENCES } from './known-differences.ts';
+import { KNOWN_DIFFERENCES, NOT_OFFERED } from './known-differences.ts';
 
 /**
  * Replays the execution-apis `.io` fixtures, unchanged and in hive's order, against one real
@@ -87,9 +87,14 @@ describe('execution-apis conformance', () => {
     assert.deepEqual(unexplained, [], 'every known difference needs its reason');
   });
 
-  test(`not offered: ${notOffered.length} of ${fixtureMethods.length} methods with fixtures`, (t) => {
-    // Informational: these methods are not in METHODS, so their cases do not run (yet).
-    t.diagnostic(`not offered: ${notOffered.join(', ') || 'none'}`);
+  test(`not offered: ${notOffered.length} of ${fixtureMethods.length} methods with fixtures, each for a reason`, (t) => {
+    assert.deepEqual(
+      notOffered.sort(),
+      Object.keys(NOT_OFFERED).sort(),
+      'NOT_OFFERED lists exactly the methods with fixtures not in METHODS',
+    );
+    for (const [method, why] of Object.entries(NOT_OFFERED))
+      assert.ok(why.trim() !== '', `${method} needs its reason`);
     if (withoutFixtures.length > 0) t.diagnostic(`offered without fixtures: ${withoutFixtures.join(', ')}`);
   });
 
