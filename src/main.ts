@@ -13,7 +13,7 @@ import {
   devGenesis,
 } from './chain/devChain.ts';
 import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
-import { readStoredSpec } from './chain/storedSpec.ts';
+import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
 import { UserError } from './core/errors.ts';
 import { Importer, importChain } from './ingest/importer.ts';
@@ -50,6 +50,7 @@ async function importCommand(files: string[], opts: ImportOptions): Promise<void
   const store = await openLmdbStore(datadir);
   try {
     await checkStore(store, datadir);
+    await checkSchema(store, datadir);
     const progress = importProgress(process.stderr);
     const summary = await importChain({
       store,
@@ -163,6 +164,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     if (!dev) await checkStore(store, datadir);
+    await checkSchema(store, datadir);
     if (blockTime !== undefined) {
       if (!dev)
         throw new UserError('--block-time applies to a dev chain; this datadir holds an imported one');
@@ -254,6 +256,7 @@ async function openDevChain(
   const store = await openLmdbStore(datadir);
   try {
     await checkStore(store, datadir);
+    await checkSchema(store, datadir);
     for (let attempt = 0; ; attempt++) {
       const head = await store.getHead();
       const recorded = await store.getMeta(META_DEV);

@@ -16,7 +16,7 @@ import { Account, Address, bytesToBigInt, bytesToHex, equalsBytes, KECCAK256_RLP
 import { createVM, runBlock, type VM } from '@ethereumjs/vm';
 import { canonicalBlockHashes } from '../chain/blockHashes.ts';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
-import { checkSameChain, META_GENESIS, specRecord } from '../chain/storedSpec.ts';
+import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
 import { UserError } from '../core/errors.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { CommitRejectedError } from '../store/errors.ts';
@@ -182,7 +182,11 @@ export class Importer {
     genesis: { block: Block; stateRoot: Uint8Array },
     meta: Array<[string, Uint8Array]> = [],
   ): Promise<void> {
-    const records: Array<[string, Uint8Array]> = [[META_GENESIS, specRecord(this.opts.spec)], ...meta];
+    const records: Array<[string, Uint8Array]> = [
+      [META_GENESIS, specRecord(this.opts.spec)],
+      schemaRecord(),
+      ...meta,
+    ];
     try {
       await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] }, records);
     } catch (e) {

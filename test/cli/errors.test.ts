@@ -293,6 +293,28 @@ describe('ethtrace start on a damaged store', () => {
     }
   });
 
+  it('records its store schema version in a new datadir, and refuses one of another version', async () => {
+    const store = await openLmdbStore(chain.datadir, { readOnly: true });
+    try {
+      assert.equal(new TextDecoder().decode((await store.getMeta('schema')) ?? new Uint8Array()), '1');
+    } finally {
+      await store.close();
+    }
+    // A datadir written by a later ethtrace whose receipts have another shape.
+    const datadir = join(dir.path, 'schema');
+    cpSync(chain.datadir, datadir, { recursive: true });
+    const later = await openLmdbStore(datadir);
+    try {
+      await later.putMeta('schema', new TextEncoder().encode('2'));
+    } finally {
+      await later.close();
+    }
+    const refusal =
+      /holds a store of schema version "2", and this ethtrace reads version 1 only \(its receipts and history are kept in another shape\): run the ethtrace that made it, or import the chain again into a new --datadir$/;
+    assertOneLine(await runCli(['start', '--port', '0', '--no-auth', '--datadir', datadir]), refusal);
+    assertOneLine(await runCli(['import', '--genesis', GENESIS, '--datadir', datadir, CHAIN]), refusal);
+  });
+
   it('refuses a store whose LMDB meta page was altered, instead of crashing', async () => {
     // The magic number of meta page 0 (after the 24-byte page header); lmdb-js crashes on it.
     const datadir = damagedCopy('meta', () => 24);
