@@ -7,7 +7,7 @@ import { RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import type { Services } from './rpc/services.ts';
 import { DebugService } from './services/debug.ts';
-import type { DevService } from './services/dev.ts';
+import type { DevService } from './services/dev/index.ts';
 import { ChainEvents } from './services/events.ts';
 import { ExecutionService } from './services/execution.ts';
 import { FeeService } from './services/fees.ts';

@@ -16,10 +16,11 @@ import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
 import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
 import { UserError } from './core/errors.ts';
-import { Importer, importChain } from './ingest/importer.ts';
+import { ChainWriter } from './ingest/chainWriter.ts';
+import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { toHex } from './primitives/hex.ts';
-import { DevService } from './services/dev.ts';
+import { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
@@ -270,21 +271,15 @@ async function openDevChain(
         checkDevFlags(options, flags, datadir);
         const spec = await readStoredSpec(store);
         if (spec === null) throw new Error('a dev chain without its genesis spec');
-        const importer = await Importer.open({
-          store,
-          spec,
-          files: [],
-          verifyStateRoot: true,
-        });
-        return { store, service: devService(importer, options) };
+        return { store, service: devService(await ChainWriter.open(store, spec), options) };
       }
       const options = devOptions(flags);
       const spec = parseChainSpec(devGenesis(options), 'dev genesis');
       try {
-        const importer = await Importer.open({ store, spec, files: [], verifyStateRoot: true });
+        const writer = await ChainWriter.open(store, spec);
         const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
-        await importer.initGenesis([[META_DEV, new TextEncoder().encode(record)]]);
-        return { store, service: devService(importer, options) };
+        await writer.initGenesis([[META_DEV, new TextEncoder().encode(record)]]);
+        return { store, service: devService(writer, options) };
       } catch (e) {
         // Another process made a chain here since the look above: look again, once.
         if (attempt > 0 || (await store.getHead()) === null) throw e;
@@ -296,9 +291,9 @@ async function openDevChain(
   }
 }
 
-function devService(importer: Importer, options: DevChainOptions): DevService {
+function devService(writer: ChainWriter, options: DevChainOptions): DevService {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  return new DevService(importer, devAccounts(options.mnemonic), log);
+  return new DevService(writer, devAccounts(options.mnemonic), log);
 }
 
 function recordedOptions(record: Uint8Array): DevChainOptions {

@@ -1,30 +1,16 @@
 import { statSync } from 'node:fs';
-import {
-  type Block,
-  type BlockHeader,
-  createBlock,
-  createBlockFromBytesArray,
-  createBlockHeaderFromRLP,
-  genTransactionsTrieRoot,
-} from '@ethereumjs/block';
+import { type Block, type BlockHeader, createBlockFromBytesArray } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { Hardfork } from '@ethereumjs/common';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
-import type { TypedTransaction } from '@ethereumjs/tx';
-import { Account, Address, bytesToBigInt, bytesToHex, equalsBytes, KECCAK256_RLP } from '@ethereumjs/util';
-import { createVM, runBlock, type VM } from '@ethereumjs/vm';
-import { canonicalBlockHashes } from '../chain/blockHashes.ts';
-import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
-import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
+import { bytesToBigInt, bytesToHex, equalsBytes } from '@ethereumjs/util';
+import type { ChainSpec } from '../chain/genesis.ts';
 import { UserError } from '../core/errors.ts';
 import { keccak256 } from '../primitives/keccak.ts';
-import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { renderReceipts } from '../wire/receipts.ts';
-import { RecordingStateManager } from './recordingState.ts';
+import { type BlockResult, ChainWriter } from './chainWriter.ts';
 import { type RawBlock, readRlpBlocks } from './rlpFile.ts';
-import { BufferedTrieDb } from './trieDb.ts';
+import { type CheckFailure, checkExecution, checkHeaderAgainstParent } from './verify.ts';
 
 export interface ImportProgress {
   /** Called after each stored block; `fraction` is how far through the input bytes we are. */
@@ -92,70 +78,57 @@ type Outcome =
   | { skipped: true; number: bigint }
   | { skipped: false; number: bigint; txs: number; gasUsed: bigint };
 
+/**
+ * The blocks of chain files, each decoded, checked against the chain in the store and executed
+ * before the writer stores it. A failing block stops the import with its place in the file, the
+ * check and both values; the blocks before it stay stored.
+ */
 export class Importer {
   private constructor(
-    private readonly opts: ImportOptions,
-    private readonly common: Common,
-    private readonly vm: VM,
-    private readonly state: RecordingStateManager,
-    private readonly trieDb: BufferedTrieDb,
-    private head: { ref: BlockRef; header: BlockHeader } | null,
+    private readonly writer: ChainWriter,
+    private readonly verifyStateRoot: boolean,
   ) {}
 
-  static async open(opts: ImportOptions): Promise<Importer> {
-    const common = makeCommon(opts.spec);
-    const trieDb = new BufferedTrieDb(opts.store);
-    const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
-    const state = new RecordingStateManager({ common, trie });
-    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(opts.store) });
-    await checkSameChain(opts.store, opts.spec);
-    const headRef = await opts.store.getHead();
-    let head: Importer['head'] = null;
-    if (headRef) {
-      const header = await opts.store.getHeader(headRef.hash);
-      const root = await opts.store.getStateRoot(headRef.hash);
-      if (!header || !root)
-        throw new Error(`store is missing the header or state root of its head ${headRef.number}`);
-      head = { ref: headRef, header: decodeHeader(header, common) };
-      await state.setStateRoot(root);
-    }
-    return new Importer(opts, common, vm, state, trieDb, head);
+  static async open(opts: Pick<ImportOptions, 'store' | 'spec' | 'verifyStateRoot'>): Promise<Importer> {
+    return new Importer(await ChainWriter.open(opts.store, opts.spec), opts.verifyStateRoot);
   }
 
   async importBlock(raw: RawBlock): Promise<Outcome> {
+    const writer = this.writer;
+    const common = writer.common;
     const values = decodeValues(raw);
     const { number, timestamp } = numberAndTime(values, raw);
-    if (this.head && number <= this.head.ref.number) return this.checkStored(raw, number);
-    this.common.setHardforkBy({ blockNumber: number, timestamp });
-    const block = decodeBlock(values, this.common, raw);
-    if (!this.head) {
+    const headRef = writer.headRef;
+    if (headRef && number <= headRef.number) return this.checkStored(raw, number);
+    common.setHardforkBy({ blockNumber: number, timestamp });
+    const block = decodeBlock(values, common, raw);
+    if (!headRef) {
       if (number > 1n) throw unknownParent(raw, block, 'the store is empty');
       // An empty store starts from the genesis of the spec; a file may also carry block 0 itself.
-      const genesis = await this.prepareGenesis(number === 0n ? block : null, raw);
+      const genesis = await this.genesis(number === 0n ? block : null, raw);
       if (number === 1n && !equalsBytes(block.header.parentHash, genesis.block.hash())) {
         throw new UserError(
           `${where(raw)}: block 1 (${bytesToHex(block.hash())}) has parent ${bytesToHex(block.header.parentHash)}, but the genesis file makes genesis ${bytesToHex(genesis.block.hash())}`,
         );
       }
-      await this.storeGenesis(genesis);
+      await writer.storeGenesis(genesis);
       if (number === 0n) return { skipped: false, number: 0n, txs: 0, gasUsed: 0n };
-      this.common.setHardforkBy({ blockNumber: number, timestamp });
+      common.setHardforkBy({ blockNumber: number, timestamp });
     }
-    const head = this.head;
-    if (!head) throw new Error('genesis was not stored');
-    if (number !== head.ref.number + 1n)
-      throw unknownParent(raw, block, `the store ends at block ${head.ref.number}`);
+    const parent = writer.headHeader;
+    if (!parent) throw new Error('genesis was not stored');
+    if (number !== parent.number + 1n)
+      throw unknownParent(raw, block, `the store ends at block ${parent.number}`);
     try {
-      return await this.executeAndStore(block, head.header, raw);
+      return await this.executeAndStore(block, parent, raw);
     } catch (e) {
-      this.trieDb.discardPending();
-      this.state.forgetChanges();
+      await writer.discard();
       throw e;
     }
   }
 
   private async checkStored(raw: RawBlock, number: bigint): Promise<Outcome> {
-    const stored = await this.opts.store.getCanonicalHash(number);
+    const stored = await this.writer.store.getCanonicalHash(number);
     const hash = headerHash(raw.rlp);
     if (stored && equalsBytes(stored, hash)) return { skipped: true, number };
     throw new UserError(
@@ -167,276 +140,46 @@ export class Importer {
    * Block 0 and its state: the spec's own genesis, or the file's block 0 — checked against the spec,
    * or taken as given when state roots are not verified (dev nodes write their own genesis root).
    */
-  /** Stores block 0 of the spec on an empty store (a new dev chain); a no-op if the store has a chain. */
-  async initGenesis(meta: Array<[string, Uint8Array]> = []): Promise<void> {
-    if (this.head) return;
-    const genesis = await this.prepareGenesis(null, { rlp: new Uint8Array(), file: 'genesis', offset: 0 });
-    await this.storeGenesis(genesis, meta);
-  }
-
-  /**
-   * Block 0 with the genesis record (and `meta`) in one store transaction, which fails when the store
-   * is no longer empty: of two processes initialising one datadir at once, only one makes the chain.
-   */
-  private async storeGenesis(
-    genesis: { block: Block; stateRoot: Uint8Array },
-    meta: Array<[string, Uint8Array]> = [],
-  ): Promise<void> {
-    const records: Array<[string, Uint8Array]> = [
-      [META_GENESIS, specRecord(this.opts.spec)],
-      schemaRecord(),
-      ...meta,
-    ];
-    try {
-      await this.store(genesis.block, genesis.stateRoot, { encoded: [], json: [] }, records);
-    } catch (e) {
-      if (!(e instanceof CommitRejectedError)) throw e;
-      throw new UserError(
-        'another process (an ethtrace start or import on the same --datadir) initialised this datadir first; nothing was written: run the command again once that process has made its chain, or use another --datadir',
-      );
-    }
-  }
-
-  /**
-   * Removes the blocks after `number` from the store (a dev chain's evm_revert) and moves the head
-   * and its state back to block `number`.
-   */
-  async rewindTo(number: bigint): Promise<void> {
-    await this.opts.store.unwindTo(number);
-    const ref = await this.opts.store.getHead();
-    const header = ref && (await this.opts.store.getHeader(ref.hash));
-    const root = ref && (await this.opts.store.getStateRoot(ref.hash));
-    if (!ref || !header || !root) throw new Error(`store is missing block ${number} after unwinding to it`);
-    this.head = { ref, header: decodeHeader(header, this.common) };
-    this.trieDb.discardPending();
-    this.state.forgetChanges();
-    await this.state.setStateRoot(root);
-  }
-
-  /** The state the next block starts from (the head's), for checks before mining. */
-  /** The store the importer writes (a dev chain keeps its pending pool there too). */
-  get chainStore(): ChainStore {
-    return this.opts.store;
-  }
-
-  get headState(): RecordingStateManager {
-    return this.state;
-  }
-
-  get headHeader(): BlockHeader | null {
-    return this.head?.header ?? null;
-  }
-
-  get chainCommon(): Common {
-    return this.common;
-  }
-
-  /**
-   * Mines the transactions into one new block on the head (a dev chain): executes them exactly as an
-   * imported block is executed and stores the block the same way; the header's roots, gas used and
-   * bloom come from the execution. The transactions must be valid on the head state.
-   */
-  async mine(txs: TypedTransaction[], timestamp: bigint): Promise<Block> {
-    const parent = this.head;
-    if (!parent) throw new Error('mine needs a genesis block');
-    const number = parent.ref.number + 1n;
-    const time = timestamp > parent.header.timestamp ? timestamp : parent.header.timestamp + 1n;
-    this.common.setHardforkBy({ blockNumber: number, timestamp: time });
-    const has = (eip: number) => this.common.isActivatedEIP(eip);
-    const header: Record<string, unknown> = {
-      parentHash: parent.header.hash(),
-      number,
-      timestamp: time,
-      gasLimit: parent.header.gasLimit,
-      coinbase: parent.header.coinbase,
-      difficulty: 0n,
-      // Dev chains have no beacon chain: the randomness is derived from the parent, as anvil does.
-      mixHash: keccak256(parent.header.hash()),
-      nonce: new Uint8Array(8),
-    };
-    if (has(1559)) header.baseFeePerGas = parent.header.calcNextBaseFee();
-    if (has(4844)) {
-      header.excessBlobGas = parent.header.calcNextExcessBlobGas(this.common);
-      header.blobGasUsed = txs.reduce(
-        (sum, tx) =>
-          sum +
-          ('blobVersionedHashes' in tx
-            ? BigInt(tx.blobVersionedHashes.length) * this.common.param('blobGasPerBlob')
-            : 0n),
-        0n,
-      );
-    }
-    if (has(4788)) header.parentBeaconBlockRoot = new Uint8Array(32);
-    const withdrawals = has(4895) ? { withdrawals: [] } : {};
-    const draft = createBlock(
-      { header, transactions: txs, ...withdrawals },
-      { common: this.common, skipConsensusFormatValidation: true },
-    );
-    try {
-      const result = await runBlock(this.vm, {
-        block: draft,
-        generate: true,
-        skipHeaderValidation: true,
-        skipBlockValidation: true,
-        setHardfork: false,
-        clearCache: false,
-      });
-      const sealed = createBlock(
-        {
-          header: {
-            ...header,
-            stateRoot: result.stateRoot,
-            receiptTrie: result.receiptsRoot,
-            logsBloom: result.logsBloom,
-            gasUsed: result.gasUsed,
-            transactionsTrie: await genTransactionsTrieRoot(txs),
-            ...(result.requestsHash ? { requestsHash: result.requestsHash } : {}),
-            ...(has(4895) ? { withdrawalsRoot: KECCAK256_RLP } : {}),
-          },
-          transactions: txs,
-          ...withdrawals,
-        },
-        { common: this.common, skipConsensusFormatValidation: true },
-      );
-      await this.store(sealed, result.stateRoot, renderReceipts(sealed, result.receipts));
-      return sealed;
-    } catch (e) {
-      this.trieDb.discardPending();
-      this.state.forgetChanges();
-      // The state manager moved to the failed block's state: put it back on the head.
-      const root = await this.opts.store.getStateRoot(parent.ref.hash);
-      if (root) await this.state.setStateRoot(root);
-      throw e;
-    }
-  }
-
-  private async prepareGenesis(
+  private async genesis(
     fromFile: Block | null,
     raw: RawBlock,
   ): Promise<{ block: Block; stateRoot: Uint8Array }> {
-    const { spec, verifyStateRoot } = this.opts;
-    this.common.setHardforkBy({ blockNumber: 0n, timestamp: BigInt(spec.json.timestamp ?? 0) });
-    for (const a of spec.alloc) {
-      const address = new Address(a.address);
-      await this.state.putAccount(address, new Account(a.nonce, a.balance));
-      if (a.code.length > 0) await this.state.putCode(address, a.code);
-      for (const [slot, value] of a.storage) await this.state.putStorage(address, slot, value);
-    }
-    const stateRoot = await this.state.getStateRoot();
-    const ours = genesisBlock(spec, this.common, stateRoot);
-    if (fromFile && verifyStateRoot && !equalsBytes(fromFile.hash(), ours.hash())) {
+    const ours = await this.writer.prepareGenesis();
+    if (fromFile && this.verifyStateRoot && !equalsBytes(fromFile.hash(), ours.block.hash())) {
       throw new UserError(
-        `${where(raw)}: block 0 (${bytesToHex(fromFile.hash())}) is not the genesis of the given genesis file (${bytesToHex(ours.hash())})${describeHeaderDifference(fromFile.header, ours.header)}`,
+        `${where(raw)}: block 0 (${bytesToHex(fromFile.hash())}) is not the genesis of the given genesis file (${bytesToHex(ours.block.hash())})${describeHeaderDifference(fromFile.header, ours.block.header)}`,
       );
     }
-    return { block: fromFile ?? ours, stateRoot };
+    return { block: fromFile ?? ours.block, stateRoot: ours.stateRoot };
   }
 
   private async executeAndStore(block: Block, parent: BlockHeader, raw: RawBlock): Promise<Outcome> {
-    const fail = (check: string, have: unknown, want: unknown) =>
-      new UserError(
-        `${where(raw)}: block ${block.header.number} (${bytesToHex(block.hash())}) failed the ${check} check: header has ${show(have)}, expected ${show(want)}`,
-      );
     const header = block.header;
-    if (!equalsBytes(header.parentHash, parent.hash()))
-      throw fail('parent hash', header.parentHash, parent.hash());
-    this.checkHeaderAgainstParent(block, parent, fail);
+    const fail: CheckFailure = (check, have, want) =>
+      new UserError(
+        `${where(raw)}: block ${header.number} (${bytesToHex(block.hash())}) failed the ${check} check: header has ${show(have)}, expected ${show(want)}`,
+      );
+    const common = this.writer.common;
+    checkHeaderAgainstParent(block, parent, common, !this.verifyStateRoot, fail);
     try {
       await block.validateData(false, true);
-      if (this.common.isActivatedEIP(4844)) block.validateBlobTransactions(parent);
+      if (common.isActivatedEIP(4844)) block.validateBlobTransactions(parent);
     } catch (e) {
       throw new UserError(
         `${where(raw)}: block ${header.number} (${bytesToHex(block.hash())}) is invalid: ${(e as Error).message}`,
       );
     }
-    let result: Awaited<ReturnType<typeof runBlock>>;
+    let result: BlockResult;
     try {
-      result = await runBlock(this.vm, {
-        block,
-        generate: true,
-        skipHeaderValidation: true,
-        skipBlockValidation: true,
-        setHardfork: false,
-        clearCache: false,
-      });
+      result = await this.writer.execute(block);
     } catch (e) {
       throw new UserError(
         `${where(raw)}: block ${header.number} (${bytesToHex(block.hash())}) failed to execute: ${(e as Error).message}`,
       );
     }
-    if (result.gasUsed !== header.gasUsed) throw fail('gas used', header.gasUsed, result.gasUsed);
-    if (!equalsBytes(result.receiptsRoot, header.receiptTrie))
-      throw fail('receipts root', header.receiptTrie, result.receiptsRoot);
-    if (!equalsBytes(result.logsBloom, header.logsBloom))
-      throw fail('logs bloom', header.logsBloom, result.logsBloom);
-    if (
-      result.requestsHash !== undefined &&
-      header.requestsHash !== undefined &&
-      !equalsBytes(result.requestsHash, header.requestsHash)
-    ) {
-      throw fail('requests hash', header.requestsHash, result.requestsHash);
-    }
-    if (this.opts.verifyStateRoot && !equalsBytes(result.stateRoot, header.stateRoot)) {
-      throw fail('state root', header.stateRoot, result.stateRoot);
-    }
-    await this.store(block, result.stateRoot, renderReceipts(block, result.receipts));
+    checkExecution(header, result, this.verifyStateRoot, fail);
+    await this.writer.commit(block, result.stateRoot, renderReceipts(block, result.receipts));
     return { skipped: false, number: header.number, txs: block.transactions.length, gasUsed: header.gasUsed };
-  }
-
-  /** The header rules that relate a block to its parent (the seal of proof-of-work blocks is not checked). */
-  private checkHeaderAgainstParent(
-    block: Block,
-    parent: BlockHeader,
-    fail: (check: string, have: unknown, want: unknown) => UserError,
-  ): void {
-    const header = block.header;
-    if (header.timestamp <= parent.timestamp)
-      throw fail('timestamp', header.timestamp, `> ${parent.timestamp}`);
-    try {
-      header.validateGasLimit(parent);
-    } catch (e) {
-      throw fail('gas limit', header.gasLimit, (e as Error).message.split(' (')[0]);
-    }
-    if (this.common.isActivatedEIP(1559)) {
-      const londonHere = this.common.hardforkBlock(Hardfork.London) === header.number;
-      const want = londonHere ? BigInt(this.common.param('initialBaseFee')) : parent.calcNextBaseFee();
-      // anvil mines block 1 with its genesis base fee unchanged instead of the EIP-1559 formula. Dev-node
-      // chains (imported without state-root checks) may do that, and only there.
-      const devNodeFirstBlock =
-        !this.opts.verifyStateRoot && header.number === 1n && header.baseFeePerGas === parent.baseFeePerGas;
-      if (header.baseFeePerGas !== want && !devNodeFirstBlock)
-        throw fail('base fee', header.baseFeePerGas, want);
-    }
-    if (!this.common.gteHardfork(Hardfork.Paris)) {
-      const want = header.ethashCanonicalDifficulty(parent);
-      if (header.difficulty !== want) throw fail('difficulty', header.difficulty, want);
-    }
-  }
-
-  private async store(
-    block: Block,
-    stateRoot: Uint8Array,
-    receipts: { encoded: Uint8Array[]; json: string[] },
-    meta?: Array<[string, Uint8Array]>,
-  ) {
-    const changes = await this.state.takeChanges();
-    const { trieNodes, code } = this.trieDb.takePending();
-    const hash = block.hash();
-    await this.opts.store.commitBlock({
-      number: block.header.number,
-      hash,
-      header: block.header.serialize(),
-      body: RLP.encode(block.raw().slice(1)),
-      stateRoot,
-      txHashes: block.transactions.map((tx) => tx.hash()),
-      receipts: receipts.encoded,
-      receiptsJson: receipts.json,
-      trieNodes,
-      code,
-      ...changes,
-      ...(meta ? { meta } : {}),
-    });
-    this.head = { ref: { number: block.header.number, hash }, header: block.header };
   }
 }
 
@@ -468,15 +211,6 @@ function decodeBlock(values: Uint8Array[][], common: Common, raw: RawBlock): Blo
   } catch (e) {
     throw new UserError(`${where(raw)}: corrupt block: ${(e as Error).message}`);
   }
-}
-
-function decodeHeader(rlp: Uint8Array, common: Common): BlockHeader {
-  const values = RLP.decode(rlp) as Uint8Array[];
-  common.setHardforkBy({
-    blockNumber: bytesToBigInt(values[HEADER_NUMBER] ?? new Uint8Array()),
-    timestamp: bytesToBigInt(values[HEADER_TIMESTAMP] ?? new Uint8Array()),
-  });
-  return createBlockHeaderFromRLP(rlp, { common, skipConsensusFormatValidation: true });
 }
 
 function unknownParent(raw: RawBlock, block: Block, why: string): UserError {

@@ -1,7 +1,7 @@
 import type { ChainReader } from '../chain/reader.ts';
 import type { MethodLimits } from '../config/limits.ts';
 import type { DebugService } from '../services/debug.ts';
-import type { DevService } from '../services/dev.ts';
+import type { DevService } from '../services/dev/index.ts';
 import type { ExecutionService } from '../services/execution.ts';
 import type { FeeService } from '../services/fees.ts';
 import type { FilterService } from '../services/filters.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { MAX_DEV_TIMESTAMP, MAX_MINE_BLOCKS } from '../../src/services/dev.ts';
+import { MAX_DEV_TIMESTAMP, MAX_MINE_BLOCKS } from '../../src/services/dev/index.ts';
 import { collect, tempDir } from '../support/cli.ts';
 import { devAccount } from '../support/devAccounts.ts';
 import { devChainForSuite, serveDev, stopDev } from '../support/devServer.ts';

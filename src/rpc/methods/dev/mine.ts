@@ -1,4 +1,4 @@
-import { MAX_MINE_BLOCKS } from '../../../services/dev.ts';
+import { MAX_MINE_BLOCKS } from '../../../services/dev/index.ts';
 import { optional, ParamProblem } from '../../params.ts';
 import { method } from '../define.ts';
 import { devChain, number } from './params.ts';

@@ -1,0 +1,196 @@
+import { type Block, type BlockHeader, createBlockHeaderFromRLP } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
+import { MerklePatriciaTrie } from '@ethereumjs/mpt';
+import { RLP } from '@ethereumjs/rlp';
+import { Account, Address, bytesToBigInt } from '@ethereumjs/util';
+import { createVM, runBlock, type VM } from '@ethereumjs/vm';
+import { canonicalBlockHashes } from '../chain/blockHashes.ts';
+import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
+import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
+import { UserError } from '../core/errors.ts';
+import { CommitRejectedError } from '../store/errors.ts';
+import type { BlockRef, ChainStore } from '../store/types.ts';
+import { RecordingStateManager } from './recordingState.ts';
+import { BufferedTrieDb } from './trieDb.ts';
+
+// Header field positions in the consensus encoding, needed before a header can be decoded (the
+// fork, and so the expected fields, depend on number and timestamp).
+const HEADER_NUMBER = 8;
+const HEADER_TIMESTAMP = 11;
+
+export type BlockResult = Awaited<ReturnType<typeof runBlock>>;
+
+/** What one stored block carries besides itself: its receipts, encoded and rendered (src/wire/receipts.ts). */
+export interface BlockReceipts {
+  encoded: Uint8Array[];
+  json: string[];
+}
+
+/**
+ * The one writer of a datadir's chain: the head, the state after it (a trie over the store, with
+ * each block's changes recorded for the flat history), and how a block becomes one store
+ * transaction. The importer and the dev chain's miner both add blocks through it, so a dev block
+ * is executed and stored exactly like an imported one.
+ */
+export class ChainWriter {
+  private constructor(
+    readonly store: ChainStore,
+    readonly spec: ChainSpec,
+    /** The Common the writer moves from fork to fork as blocks go by. */
+    readonly common: Common,
+    private readonly vm: VM,
+    /** The state after the head: what the next block starts from. */
+    readonly headState: RecordingStateManager,
+    private readonly trieDb: BufferedTrieDb,
+    private head: { ref: BlockRef; header: BlockHeader } | null,
+  ) {}
+
+  /** A writer at the store's head; the store must hold no chain or the chain `spec` makes. */
+  static async open(store: ChainStore, spec: ChainSpec): Promise<ChainWriter> {
+    const common = makeCommon(spec);
+    const trieDb = new BufferedTrieDb(store);
+    const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
+    const state = new RecordingStateManager({ common, trie });
+    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(store) });
+    await checkSameChain(store, spec);
+    const headRef = await store.getHead();
+    let head: ChainWriter['head'] = null;
+    if (headRef) {
+      const header = await store.getHeader(headRef.hash);
+      const root = await store.getStateRoot(headRef.hash);
+      if (!header || !root)
+        throw new Error(`store is missing the header or state root of its head ${headRef.number}`);
+      head = { ref: headRef, header: decodeHeader(header, common) };
+      await state.setStateRoot(root);
+    }
+    return new ChainWriter(store, spec, common, vm, state, trieDb, head);
+  }
+
+  get headRef(): BlockRef | null {
+    return this.head?.ref ?? null;
+  }
+
+  get headHeader(): BlockHeader | null {
+    return this.head?.header ?? null;
+  }
+
+  /** The genesis block of the spec and its state root, the head state being set to the spec's alloc. */
+  async prepareGenesis(): Promise<{ block: Block; stateRoot: Uint8Array }> {
+    const { spec } = this;
+    this.common.setHardforkBy({ blockNumber: 0n, timestamp: BigInt(spec.json.timestamp ?? 0) });
+    for (const a of spec.alloc) {
+      const address = new Address(a.address);
+      await this.headState.putAccount(address, new Account(a.nonce, a.balance));
+      if (a.code.length > 0) await this.headState.putCode(address, a.code);
+      for (const [slot, value] of a.storage) await this.headState.putStorage(address, slot, value);
+    }
+    const stateRoot = await this.headState.getStateRoot();
+    return { block: genesisBlock(spec, this.common, stateRoot), stateRoot };
+  }
+
+  /**
+   * Block 0 with the records saying what chain the datadir holds (and `meta`) in one store
+   * transaction, which fails when the store is no longer empty: of two processes initialising one
+   * datadir at once, only one makes the chain.
+   */
+  async storeGenesis(
+    genesis: { block: Block; stateRoot: Uint8Array },
+    meta: Array<[string, Uint8Array]> = [],
+  ): Promise<void> {
+    const records: Array<[string, Uint8Array]> = [
+      [META_GENESIS, specRecord(this.spec)],
+      schemaRecord(),
+      ...meta,
+    ];
+    try {
+      await this.commit(genesis.block, genesis.stateRoot, { encoded: [], json: [] }, records);
+    } catch (e) {
+      if (!(e instanceof CommitRejectedError)) throw e;
+      throw new UserError(
+        'another process (an ethtrace start or import on the same --datadir) initialised this datadir first; nothing was written: run the command again once that process has made its chain, or use another --datadir',
+      );
+    }
+  }
+
+  /** Stores block 0 of the spec on an empty store (a new dev chain); a no-op if the store has a chain. */
+  async initGenesis(meta: Array<[string, Uint8Array]> = []): Promise<void> {
+    if (this.head) return;
+    await this.storeGenesis(await this.prepareGenesis(), meta);
+  }
+
+  /**
+   * Executes `block` on the head state with ethereumjs' runBlock (roots, receipts and requests
+   * computed); the caller stores it or calls `discard`.
+   */
+  execute(block: Block): Promise<BlockResult> {
+    return runBlock(this.vm, {
+      block,
+      generate: true,
+      skipHeaderValidation: true,
+      skipBlockValidation: true,
+      setHardfork: false,
+      clearCache: false,
+    });
+  }
+
+  /** Drops what a block that will not be stored wrote, and puts the state back on the head. */
+  async discard(): Promise<void> {
+    this.trieDb.discardPending();
+    this.headState.forgetChanges();
+    // runBlock moved the state manager to the failed block's state root.
+    const root = this.head && (await this.store.getStateRoot(this.head.ref.hash));
+    if (root) await this.headState.setStateRoot(root);
+  }
+
+  /** Stores one block and what its execution wrote in one store transaction; it becomes the head. */
+  async commit(
+    block: Block,
+    stateRoot: Uint8Array,
+    receipts: BlockReceipts,
+    meta?: Array<[string, Uint8Array]>,
+  ): Promise<void> {
+    const changes = await this.headState.takeChanges();
+    const { trieNodes, code } = this.trieDb.takePending();
+    const hash = block.hash();
+    await this.store.commitBlock({
+      number: block.header.number,
+      hash,
+      header: block.header.serialize(),
+      body: RLP.encode(block.raw().slice(1)),
+      stateRoot,
+      txHashes: block.transactions.map((tx) => tx.hash()),
+      receipts: receipts.encoded,
+      receiptsJson: receipts.json,
+      trieNodes,
+      code,
+      ...changes,
+      ...(meta ? { meta } : {}),
+    });
+    this.head = { ref: { number: block.header.number, hash }, header: block.header };
+  }
+
+  /**
+   * Removes the blocks after `number` from the store (a dev chain's evm_revert) and moves the head
+   * and its state back to block `number`.
+   */
+  async rewindTo(number: bigint): Promise<void> {
+    await this.store.unwindTo(number);
+    const ref = await this.store.getHead();
+    const header = ref && (await this.store.getHeader(ref.hash));
+    const root = ref && (await this.store.getStateRoot(ref.hash));
+    if (!ref || !header || !root) throw new Error(`store is missing block ${number} after unwinding to it`);
+    this.head = { ref, header: decodeHeader(header, this.common) };
+    this.trieDb.discardPending();
+    this.headState.forgetChanges();
+    await this.headState.setStateRoot(root);
+  }
+}
+
+function decodeHeader(rlp: Uint8Array, common: Common): BlockHeader {
+  const values = RLP.decode(rlp) as Uint8Array[];
+  common.setHardforkBy({
+    blockNumber: bytesToBigInt(values[HEADER_NUMBER] ?? new Uint8Array()),
+    timestamp: bytesToBigInt(values[HEADER_TIMESTAMP] ?? new Uint8Array()),
+  });
+  return createBlockHeaderFromRLP(rlp, { common, skipConsensusFormatValidation: true });
+}

@@ -1,0 +1,80 @@
+import { type Block, createBlock, genTransactionsTrieRoot } from '@ethereumjs/block';
+import type { TypedTransaction } from '@ethereumjs/tx';
+import { KECCAK256_RLP } from '@ethereumjs/util';
+import { keccak256 } from '../primitives/keccak.ts';
+import { renderReceipts } from '../wire/receipts.ts';
+import type { ChainWriter } from './chainWriter.ts';
+
+/**
+ * Mines the transactions into one new block on the writer's head (a dev chain): executes them
+ * exactly as an imported block is executed and stores the block the same way; the header's roots,
+ * gas used and bloom come from the execution. The transactions must be valid on the head state; a
+ * block that fails leaves the chain as it was.
+ */
+export async function mineBlock(
+  writer: ChainWriter,
+  txs: TypedTransaction[],
+  timestamp: bigint,
+): Promise<Block> {
+  const parent = writer.headHeader;
+  if (!parent) throw new Error('mining needs a genesis block');
+  const common = writer.common;
+  const number = parent.number + 1n;
+  const time = timestamp > parent.timestamp ? timestamp : parent.timestamp + 1n;
+  common.setHardforkBy({ blockNumber: number, timestamp: time });
+  const has = (eip: number) => common.isActivatedEIP(eip);
+  const header: Record<string, unknown> = {
+    parentHash: parent.hash(),
+    number,
+    timestamp: time,
+    gasLimit: parent.gasLimit,
+    coinbase: parent.coinbase,
+    difficulty: 0n,
+    // Dev chains have no beacon chain: the randomness is derived from the parent, as anvil does.
+    mixHash: keccak256(parent.hash()),
+    nonce: new Uint8Array(8),
+  };
+  if (has(1559)) header.baseFeePerGas = parent.calcNextBaseFee();
+  if (has(4844)) {
+    header.excessBlobGas = parent.calcNextExcessBlobGas(common);
+    header.blobGasUsed = txs.reduce(
+      (sum, tx) =>
+        sum +
+        ('blobVersionedHashes' in tx
+          ? BigInt(tx.blobVersionedHashes.length) * common.param('blobGasPerBlob')
+          : 0n),
+      0n,
+    );
+  }
+  if (has(4788)) header.parentBeaconBlockRoot = new Uint8Array(32);
+  const withdrawals = has(4895) ? { withdrawals: [] } : {};
+  const draft = createBlock(
+    { header, transactions: txs, ...withdrawals },
+    { common, skipConsensusFormatValidation: true },
+  );
+  try {
+    const result = await writer.execute(draft);
+    const sealed = createBlock(
+      {
+        header: {
+          ...header,
+          stateRoot: result.stateRoot,
+          receiptTrie: result.receiptsRoot,
+          logsBloom: result.logsBloom,
+          gasUsed: result.gasUsed,
+          transactionsTrie: await genTransactionsTrieRoot(txs),
+          ...(result.requestsHash ? { requestsHash: result.requestsHash } : {}),
+          ...(has(4895) ? { withdrawalsRoot: KECCAK256_RLP } : {}),
+        },
+        transactions: txs,
+        ...withdrawals,
+      },
+      { common, skipConsensusFormatValidation: true },
+    );
+    await writer.commit(sealed, result.stateRoot, renderReceipts(sealed, result.receipts));
+    return sealed;
+  } catch (e) {
+    await writer.discard();
+    throw e;
+  }
+}
