@@ -6,6 +6,7 @@ import type { CallRequest } from '../../core/call.ts';
 import { RequestFailed } from '../../core/errors.ts';
 import { bigintWord, bytesKey, toHex } from '../../primitives/hex.ts';
 import { keccak256 } from '../../primitives/keccak.ts';
+import { simulationCommon } from '../machine.ts';
 import { clampGas } from '../message.ts';
 import type { SimulatedCall } from '../session.ts';
 import type { CallContext } from './context.ts';
@@ -69,7 +70,9 @@ export async function createAccessList(
         onStep: recorder.onStep,
       });
     } catch (e) {
-      const hash = unsignedHash(attempt, chain.chainId, common);
+      // geth hashes the transaction without checking it: the uncapped simulation rules (EIP-7825's
+      // per-transaction cap would refuse the gas cap) let ethereumjs build it too.
+      const hash = unsignedHash(attempt, chain.chainId, simulationCommon(common));
       // A call that makes no transaction (ethereumjs refuses its fields) has no hash to name.
       throw asCallError(e, (reason) =>
         hash === null
