@@ -9,9 +9,11 @@ const MAY_IMPORT = {
   store: ['core', 'primitives'],
   wire: ['primitives'],
   chain: ['store', 'core', 'primitives', 'config'],
-  exec: ['chain', 'store', 'core', 'wire', 'primitives', 'config'],
-  ingest: ['exec', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
-  services: ['exec', 'ingest', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  // An upstream node as a source of blocks, receipts and state (upstream mode): a store of its own.
+  upstream: ['chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  exec: ['upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  ingest: ['exec', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  services: ['exec', 'ingest', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
   rpc: ['services', 'chain', 'core', 'wire', 'primitives', 'config'],
   transport: ['rpc', 'core', 'primitives', 'config'],
 };

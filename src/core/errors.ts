@@ -22,6 +22,8 @@ export type DomainErrorKind =
   | 'response too large'
   | 'transaction rejected'
   | 'too many subscriptions'
+  | 'unavailable'
+  | 'upstream'
   | 'internal';
 
 export abstract class DomainError extends Error {
@@ -104,6 +106,25 @@ export class TooManySubscriptions extends DomainError {
   readonly kind = 'too many subscriptions';
 }
 
+/**
+ * A source the request needs cannot answer now: the upstream node is down, too slow, or answered
+ * something that failed its check. The same request may succeed later.
+ */
+export class Unavailable extends DomainError {
+  readonly kind = 'unavailable';
+}
+
+/**
+ * The upstream node refused a request it was passed (a revert, an invalid transaction): its own
+ * JSON-RPC error, carried as data ({code, message, data}) so the client gets what the node said.
+ */
+export class UpstreamError extends DomainError {
+  readonly kind = 'upstream';
+  constructor(readonly upstream: { code: number; message: string; data?: unknown }) {
+    super(upstream.message, upstream);
+  }
+}
+
 /** Our fault (a crashed worker, a bug): the client learns nothing but that; the cause is logged. */
 export class InternalError extends DomainError {
   readonly kind = 'internal';
@@ -137,8 +158,14 @@ const REVIVE: Record<DomainErrorKind, (message: string, data: unknown) => Domain
   'response too large': (m) => new ResponseTooLarge(Number.NaN, m),
   'transaction rejected': (m, d) => new TransactionRejected(m, d),
   'too many subscriptions': (m, d) => new TooManySubscriptions(m, d),
+  unavailable: (m, d) => new Unavailable(m, d),
+  upstream: (m, d) => new UpstreamError(isUpstreamError(d) ? d : { code: -32603, message: m }),
   internal: (m) => new InternalError(m),
 };
+
+function isUpstreamError(d: unknown): d is { code: number; message: string; data?: unknown } {
+  return typeof d === 'object' && d !== null && typeof (d as { code?: unknown }).code === 'number';
+}
 
 /** The error `serializeDomainError` describes, as its own class again. */
 export function reviveDomainError(e: SerializedDomainError): DomainError {

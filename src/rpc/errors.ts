@@ -1,4 +1,4 @@
-import { DomainError, type DomainErrorKind } from '../core/errors.ts';
+import { DomainError, type DomainErrorKind, UpstreamError } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 
 /**
@@ -53,6 +53,10 @@ const MAPPING: Record<DomainErrorKind, WireMapping> = {
   'transaction rejected': { code: -32003, httpStatus: 200 },
   // Reth's (jsonrpsee's) code when a connection is over its subscription cap.
   'too many subscriptions': { code: -32006, httpStatus: 200 },
+  // EIP-1474's "resource unavailable" (Infura's -32002): a source we depend on cannot answer now.
+  unavailable: { code: -32002, httpStatus: 200 },
+  // Replaced by the upstream's own code (see toWireError).
+  upstream: { code: SERVER_ERROR, httpStatus: 200 },
   internal: { code: INTERNAL_ERROR, httpStatus: 200 },
 };
 
@@ -68,6 +72,10 @@ export interface WireError {
  */
 export function toWireError(e: unknown, onInternal?: (e: unknown) => void): WireError {
   if (e instanceof RpcError) return { code: e.code, message: e.message };
+  if (e instanceof UpstreamError) {
+    const { code, message, data } = e.upstream;
+    return data === undefined ? { code, message } : { code, message, data };
+  }
   if (e instanceof DomainError && e.kind !== 'internal') {
     const { code } = MAPPING[e.kind];
     if (e.data === undefined) return { code, message: e.message };
