@@ -13,7 +13,8 @@ import { NotFound, RequestFailed } from '../core/errors.ts';
 import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
-import { type ChainSpec, makeCommon } from './genesis.ts';
+import { Forks } from './forks.ts';
+import type { ChainSpec } from './genesis.ts';
 
 // Decoded blocks are the unit most methods work on; a few hundred cover the hot head of the chain
 // and the blocks a client walks through, at a few MB.
@@ -32,7 +33,7 @@ const HEADER_TIMESTAMP = 11;
  * blocks with the rules of their fork (one Common per fork), and caches what it decoded.
  */
 export class ChainReader {
-  private readonly commons = new Map<string, Common>();
+  private readonly forks: Forks;
   private readonly headers = new LruCache<string, BlockHeader>(HEADER_CACHE_SIZE);
   private readonly blocks = new LruCache<string, Block>(BLOCK_CACHE_SIZE);
   private readonly receipts = new LruCache<string, Uint8Array>(
@@ -43,8 +44,9 @@ export class ChainReader {
   constructor(
     readonly store: ChainStore,
     readonly spec: ChainSpec,
-    private readonly baseCommon: Common = makeCommon(spec),
-  ) {}
+  ) {
+    this.forks = new Forks(spec);
+  }
 
   get chainId(): bigint {
     return this.spec.chainId;
@@ -52,14 +54,7 @@ export class ChainReader {
 
   /** The Common for a block, set to its fork. Shared per fork, never mutated after creation. */
   commonAt(number: bigint, timestamp: bigint): Common {
-    const fork = this.baseCommon.getHardforkBy({ blockNumber: number, timestamp });
-    let common = this.commons.get(fork);
-    if (!common) {
-      common = this.baseCommon.copy();
-      common.setHardfork(fork);
-      this.commons.set(fork, common);
-    }
-    return common;
+    return this.forks.commonAt(number, timestamp);
   }
 
   async head(): Promise<BlockRef> {

@@ -10,7 +10,7 @@ import {
   unpadBytes,
 } from '@ethereumjs/util';
 import { keccak256 } from '../primitives/keccak.ts';
-import type { ChainStore, FlatAccount } from '../store/types.ts';
+import type { BlockRef, ChainStore, FlatAccount } from '../store/types.ts';
 
 /** Where the state under the overlay comes from: the flat history as of one block. */
 export interface StateSource {
@@ -19,11 +19,11 @@ export interface StateSource {
   code(codeHash: Uint8Array): Promise<Uint8Array>;
 }
 
-/** The state after block `number`, one range lookup per account or slot in the flat history. */
-export function stateAtBlock(store: ChainStore, number: bigint): StateSource {
+/** The state after block `block`, one range lookup per account or slot in the flat history. */
+export function stateAtBlock(store: ChainStore, block: BlockRef): StateSource {
   return {
-    account: (address) => store.getAccountAt(address, number),
-    storage: (address, slot) => store.getStorageAt(address, slot, number),
+    account: (address) => store.getAccountAt(address, block.number, block.hash),
+    storage: (address, slot) => store.getStorageAt(address, slot, block.number, block.hash),
     code: async (codeHash) => (await store.getCode(codeHash)) ?? new Uint8Array(),
   };
 }

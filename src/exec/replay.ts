@@ -142,7 +142,8 @@ export async function replayBlock(
   if (!block) throw new NotFound(`block ${toHex(blockHash)} not found`);
   if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
   const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));
-  const state = new OverlayStateManager(stateAtBlock(chain.store, block.header.number - 1n));
+  const parent = { number: block.header.number - 1n, hash: block.header.parentHash };
+  const state = new OverlayStateManager(stateAtBlock(chain.store, parent));
   const machine = await acquireMachine(common, chain, state);
   const { vm, hooks } = machine;
   const evm = vm.evm as EVM;

@@ -91,7 +91,9 @@ export class CallSession {
     if (env && (env.number !== undefined || env.time !== undefined)) {
       checkSameFork(chain, header, common, env.number ?? header.number, env.time ?? header.timestamp);
     }
-    const state = new OverlayStateManager(stateAtBlock(chain.store, header.number));
+    const state = new OverlayStateManager(
+      stateAtBlock(chain.store, { number: header.number, hash: header.hash() }),
+    );
     const machine = await acquireMachine(common, chain, state);
     const block = opts.blockOverrides
       ? blockEnvironment(header, common, opts.blockOverrides)

@@ -81,10 +81,14 @@ export interface ChainStore {
 
   getTrieNode(hash: Uint8Array): Promise<Uint8Array | null>;
   getCode(codeHash: Uint8Array): Promise<Uint8Array | null>;
-  /** The account as of the end of block `number` (one range lookup), null if absent then. */
-  getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null>;
-  /** The storage value as of the end of block `number`; an empty array means zero. */
-  getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Promise<Uint8Array>;
+  /**
+   * The account as of the end of block `number` (one range lookup), null if absent then.
+   * `blockHash`, when given, is that block's hash: a store reading another node's chain pins the
+   * read to that block, so a reorg during a request never mixes two branches.
+   */
+  getAccountAt(address: Uint8Array, number: bigint, blockHash?: Uint8Array): Promise<FlatAccount | null>;
+  /** The storage value as of the end of block `number` (see getAccountAt); an empty array means zero. */
+  getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint, blockHash?: Uint8Array): Promise<Uint8Array>;
 
   getMeta(key: string): Promise<Uint8Array | null>;
   putMeta(key: string, value: Uint8Array): Promise<void>;
@@ -104,4 +108,40 @@ export interface ChainStore {
   unwindTo(number: bigint): Promise<void>;
 
   close(): Promise<void>;
+}
+
+/** A block kept in an upstream cache: what the chain store keeps of an imported block but its state. */
+export interface CachedBlock {
+  number: bigint;
+  hash: Uint8Array;
+  header: Uint8Array;
+  body: Uint8Array;
+  txHashes: Uint8Array[];
+}
+
+/**
+ * What a datadir keeps of a chain it reads from an upstream node (upstream mode): blocks, receipts
+ * and state values, each checked before it is put here, keyed by block hash (a hash names one block,
+ * so an entry never goes stale); and which block is canonical at a number, for final blocks only.
+ */
+export interface UpstreamCache {
+  putBlock(block: CachedBlock): Promise<void>;
+  putReceipts(blockHash: Uint8Array, receipts: Uint8Array[], receiptsJson: string[]): Promise<void>;
+  /** Final blocks only: a number's canonical block never changes once final. */
+  putCanonical(number: bigint, hash: Uint8Array): Promise<void>;
+  getCachedCanonical(number: bigint): Promise<Uint8Array | null>;
+  /** The account at block `blockHash`; `undefined` when not cached, null when cached as absent. */
+  getCachedAccount(blockHash: Uint8Array, address: Uint8Array): Promise<FlatAccount | null | undefined>;
+  /** The storage value at block `blockHash`; null when not cached (an empty array is zero). */
+  getCachedStorage(blockHash: Uint8Array, address: Uint8Array, slot: Uint8Array): Promise<Uint8Array | null>;
+  putState(
+    blockHash: Uint8Array,
+    entries: {
+      accounts: Array<{ address: Uint8Array; account: FlatAccount | null }>;
+      storage: Array<{ address: Uint8Array; slot: Uint8Array; value: Uint8Array }>;
+      code: Array<[Uint8Array, Uint8Array]>;
+    },
+  ): Promise<void>;
+  /** Drops the blocks and state kept for these hashes (blocks a reorg removed before they were final). */
+  dropBlocks(hashes: Uint8Array[]): Promise<void>;
 }

@@ -4,10 +4,20 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bytesToHex } from '@ethereumjs/util';
+import { RLP } from '@ethereumjs/rlp';
+import { bytesToHex, concatBytes, equalsBytes } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
+import { keccak256 } from '../../primitives/keccak.ts';
 import { CommitRejectedError, damagedStore, storeError } from '../errors.ts';
-import type { BlockRef, BlockWrite, ChainStore, FlatAccount, TxLocation } from '../types.ts';
+import type {
+  BlockRef,
+  BlockWrite,
+  CachedBlock,
+  ChainStore,
+  FlatAccount,
+  TxLocation,
+  UpstreamCache,
+} from '../types.ts';
 import {
   addressHistoryKey,
   blockNumberKey,
@@ -58,11 +68,21 @@ const BINARY_TABLES = [
 
 type BinaryTable = (typeof BINARY_TABLES)[number];
 
+// The upstream cache's own tables (see UpstreamCache), opened only by a store opened for one.
+const UPSTREAM_TABLES = [
+  'upstreamCanonical', // number (8, BE) → hash of a final block
+  'upstreamAccounts', // block hash ‖ address → account at that block, empty = absent
+  'upstreamStorage', // block hash ‖ address ‖ slot → minimal value at that block, empty = zero
+] as const;
+
+type UpstreamTable = (typeof UPSTREAM_TABLES)[number];
+
 type Tables = Record<BinaryTable, BinaryDb> & {
   receiptsJson: BinaryDb; // block hash → `[r0,r1,...]`, the eth_getBlockReceipts answer
   // number (8, BE) → what the block wrote (tx hashes, accounts, wipes, slots), for unwindTo. Only
   // writers use it: null in a read-only open of a store made before it existed.
   blockChanges: BinaryDb | null;
+  upstream: Record<UpstreamTable, BinaryDb> | null;
 };
 
 /**
@@ -78,7 +98,15 @@ const CHECKED_RECEIPTS_KEPT = 16_384;
 const JSON_DECODER = new TextDecoder('utf-8', { fatal: true });
 
 export async function openLmdbStore(path: string, opts: { readOnly?: boolean } = {}): Promise<ChainStore> {
-  const readOnly = opts.readOnly ?? false;
+  return openLmdb(path, opts.readOnly ?? false, false);
+}
+
+/** The store of a datadir that caches a chain read from an upstream node (always writable). */
+export async function openUpstreamCache(path: string): Promise<ChainStore & UpstreamCache> {
+  return openLmdb(path, false, true);
+}
+
+async function openLmdb(path: string, readOnly: boolean, upstream: boolean): Promise<LmdbStore> {
   // lmdb-js would create the directory even to fail opening it read-only.
   if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
   let env: RootDatabase;
@@ -89,7 +117,7 @@ export async function openLmdbStore(path: string, opts: { readOnly?: boolean } =
     throw storeError(error, path);
   }
   try {
-    return new LmdbStore(env, openTables(env, readOnly), path);
+    return new LmdbStore(env, openTables(env, readOnly, upstream), path);
   } catch (error) {
     await env.close();
     throw storeError(error, path);
@@ -114,16 +142,21 @@ function openEnvironment(path: string, readOnly: boolean): RootDatabase {
     // directory, which also holds the keys file.
     noSubdir: false,
     mapSize: MAP_SIZE,
-    maxDbs: BINARY_TABLES.length + 2,
+    maxDbs: BINARY_TABLES.length + UPSTREAM_TABLES.length + 2,
     // Values are hashes, RLP and hex-heavy JSON served as is: decompressing on every read would cost
     // more than the disk it saves.
     compression: false,
   });
 }
 
-function openTables(env: RootDatabase, readOnly: boolean): Tables {
+function openTables(env: RootDatabase, readOnly: boolean, upstream: boolean): Tables {
   const binary = BINARY_TABLES.map((name) => [name, openTable<Uint8Array>(env, name, 'binary')]);
   return {
+    upstream: upstream
+      ? (Object.fromEntries(
+          UPSTREAM_TABLES.map((name) => [name, openTable<Uint8Array>(env, name, 'binary')]),
+        ) as Record<UpstreamTable, BinaryDb>)
+      : null,
     ...(Object.fromEntries(binary) as Record<BinaryTable, BinaryDb>),
     receiptsJson: openTable<Uint8Array>(env, 'receiptsJson', 'binary'),
     blockChanges: readOnly
@@ -147,7 +180,7 @@ function openTable<V>(
   return table;
 }
 
-class LmdbStore implements ChainStore {
+class LmdbStore implements ChainStore, UpstreamCache {
   readonly #env: RootDatabase;
   readonly #db: Tables;
   readonly #path: string;
@@ -303,6 +336,99 @@ class LmdbStore implements ChainStore {
     await this.#env.close();
   }
 
+  get #upstream(): Record<UpstreamTable, BinaryDb> {
+    const tables = this.#db.upstream;
+    if (tables === null) throw new Error('this store was not opened as an upstream cache');
+    return tables;
+  }
+
+  async putBlock(block: CachedBlock): Promise<void> {
+    const db = this.#db;
+    this.#write(() => {
+      db.headers.putSync(block.hash, block.header);
+      db.bodies.putSync(block.hash, block.body);
+      db.blockNumbers.putSync(block.hash, blockNumberKey(block.number));
+      block.txHashes.forEach((txHash, index) => {
+        db.txIndex.putSync(txHash, encodeTxLocation(block.hash, block.number, index));
+      });
+    });
+  }
+
+  async putReceipts(blockHash: Uint8Array, receipts: Uint8Array[], receiptsJson: string[]): Promise<void> {
+    const encoded = encodeReceipts(receipts);
+    const rendered = renderReceiptsJson(receiptsJson);
+    const db = this.#db;
+    this.#write(() => {
+      db.receipts.putSync(blockHash, encoded);
+      db.receiptsJson.putSync(blockHash, rendered.text);
+      db.receiptBoundaries.putSync(blockHash, rendered.boundaries);
+    });
+  }
+
+  async putCanonical(number: bigint, hash: Uint8Array): Promise<void> {
+    const table = this.#upstream.upstreamCanonical;
+    this.#write(() => table.putSync(blockNumberKey(number), hash));
+  }
+
+  async getCachedCanonical(number: bigint): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#upstream.upstreamCanonical.get(blockNumberKey(number)));
+  }
+
+  async getCachedAccount(
+    blockHash: Uint8Array,
+    address: Uint8Array,
+  ): Promise<FlatAccount | null | undefined> {
+    const value = this.#upstream.upstreamAccounts.get(concatBytes(blockHash, address));
+    return value === undefined ? undefined : decodeAccount(value);
+  }
+
+  async getCachedStorage(
+    blockHash: Uint8Array,
+    address: Uint8Array,
+    slot: Uint8Array,
+  ): Promise<Uint8Array | null> {
+    return bytesOrNull(this.#upstream.upstreamStorage.get(concatBytes(blockHash, address, slot)));
+  }
+
+  async putState(blockHash: Uint8Array, entries: Parameters<UpstreamCache['putState']>[1]): Promise<void> {
+    const { upstreamAccounts, upstreamStorage } = this.#upstream;
+    const code = this.#db.code;
+    this.#write(() => {
+      for (const { address, account } of entries.accounts)
+        upstreamAccounts.putSync(concatBytes(blockHash, address), encodeAccount(account));
+      for (const { address, slot, value } of entries.storage)
+        upstreamStorage.putSync(concatBytes(blockHash, address, slot), minimalValue(value));
+      for (const [codeHash, bytes] of entries.code) code.putSync(codeHash, bytes);
+    });
+  }
+
+  async dropBlocks(hashes: Uint8Array[]): Promise<void> {
+    const db = this.#db;
+    const { upstreamAccounts, upstreamStorage } = this.#upstream;
+    this.#write(() => {
+      for (const hash of hashes) {
+        const body = db.bodies.get(hash);
+        for (const table of [
+          db.headers,
+          db.bodies,
+          db.blockNumbers,
+          db.receipts,
+          db.receiptsJson,
+          db.receiptBoundaries,
+        ])
+          table.removeSync(hash);
+        if (body !== undefined)
+          for (const txHash of bodyTxHashes(body)) {
+            const location = db.txIndex.get(txHash);
+            if (location !== undefined && equalsBytes(decodeTxLocation(location).blockHash, hash))
+              db.txIndex.removeSync(txHash);
+          }
+        for (const table of [upstreamAccounts, upstreamStorage])
+          for (const key of table.getKeys({ start: hash, end: prefixEnd(hash) })) table.removeSync(key);
+      }
+    });
+  }
+
   #readHead(): BlockRef | null {
     for (const { key, value } of this.#db.canonical.getRange({ reverse: true, limit: 1 })) {
       return { number: readUint64(key), hash: plainBytes(value) };
@@ -413,4 +539,22 @@ function checkBlockShape(block: BlockWrite): void {
 
 function bytesOrNull(value: Uint8Array | undefined): Uint8Array | null {
   return value === undefined ? null : plainBytes(value);
+}
+
+/** The first key after every key starting with `prefix` (for a range over one block hash). */
+function prefixEnd(prefix: Uint8Array): Uint8Array {
+  const end = Uint8Array.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if ((end[i] as number) < 0xff) {
+      end[i] = (end[i] as number) + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Uint8Array.of(0xff, ...prefix);
+}
+
+/** The hashes of a stored body's transactions (typed ones are RLP strings wrapping the envelope). */
+function bodyTxHashes(body: Uint8Array): Uint8Array[] {
+  const [txs] = RLP.decode(body) as unknown as [Array<Uint8Array | Uint8Array[]>];
+  return txs.map((tx) => keccak256(tx instanceof Uint8Array ? tx : RLP.encode(tx)));
 }
