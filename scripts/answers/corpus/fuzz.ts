@@ -45,6 +45,13 @@ export const RANDOM_RESULT_METHODS = new Set([
   'eth_subscribe',
 ]);
 
+/**
+ * The fuzz kinds' well-formed tracer timeouts ('500ms', '1s', '2s') make an answer depend on load:
+ * a heavy transaction traced under load is "execution timeout" on one side and a trace on the other.
+ * Raised to 60 s (still a timeout that is parsed and applied); malformed timeouts are left alone.
+ */
+const SHORT_TIMEOUT = /"timeout":"(?:500ms|1s|2s)"/g;
+
 interface Case {
   method: string;
   kind: 'well-formed' | 'malformed' | 'arity' | 'envelope';
@@ -75,7 +82,8 @@ export function fuzzItems(chain: string, ctx: FuzzContext, opts: FuzzOptions): I
   return cases
     .filter((c) => !(opts.writable && c.kind === 'well-formed' && MUTATING.has(c.method)))
     .map((c) => {
-      const item: Item = { chain, category: `fuzz ${c.kind}`, method: c.method, body: c.text };
+      const body = c.kind === 'well-formed' ? c.text.replace(SHORT_TIMEOUT, '"timeout":"60s"') : c.text;
+      const item: Item = { chain, category: `fuzz ${c.kind}`, method: c.method, body };
       if (RANDOM_RESULT_METHODS.has(c.method)) item.randomResult = true;
       return item;
     });

@@ -20,6 +20,16 @@ export const TRACE_TYPE_SETS: readonly (readonly string[])[] = [
   ['trace', 'stateDiff', 'vmTrace'],
 ];
 const ALL_TRACE_TYPES = ['trace', 'stateDiff', 'vmTrace'];
+/**
+ * Per transaction, each trace type alone and all three; the pairs are replayed per block. A
+ * vmTrace of a gas-burning loop runs to 25 MB, so every extra set costs seconds on such a chain.
+ */
+const TX_TRACE_TYPE_SETS: readonly (readonly string[])[] = [
+  ['trace'],
+  ['stateDiff'],
+  ['vmTrace'],
+  ALL_TRACE_TYPES,
+];
 
 /** geth trace configs; `undefined` sends no config at all (the struct logger's defaults). */
 type TraceConfig = Record<string, unknown> | undefined;
@@ -174,7 +184,7 @@ function txItems(b: Builder, ctx: ChainContext): void {
       b.add('tx traces', 'trace_transaction', [h]);
       for (const indices of [['0x0'], ['0x1'], ['0x0', '0x1'], [2]])
         b.add('tx traces', 'trace_get', [h, indices]);
-      for (const types of TRACE_TYPE_SETS) b.add('tx traces', 'trace_replayTransaction', [h, types]);
+      for (const types of TX_TRACE_TYPE_SETS) b.add('tx traces', 'trace_replayTransaction', [h, types]);
       // geth traces a transaction by replaying the block up to it, so in a big block the cost
       // grows with the index: past the first few, every tracer only for a sample (the block's
       // traces above cover each transaction with every tracer anyway).

@@ -42,6 +42,8 @@ interface Counts {
   unstable: number;
 }
 
+const SLOWEST_KEPT = 12;
+
 const zero = (): Counts => ({ sent: 0, same: 0, different: 0, unstable: 0 });
 
 export class Tally {
@@ -52,6 +54,17 @@ export class Tally {
   readonly differences: Difference[] = [];
   /** `chain\tcategory` → first request sent and last answer received (ms since the run started). */
   readonly spans = new Map<string, { start: number; end: number }>();
+
+  /** The slowest exchanges (both servers answered), slowest first. */
+  readonly slowest: Array<{ ms: number; chain: string; method: string; request: string; bytes: number }> = [];
+
+  timed(ms: number, item: Item, bytes: number): void {
+    const list = this.slowest;
+    if (list.length >= SLOWEST_KEPT && ms <= (list.at(-1)?.ms ?? 0)) return;
+    list.push({ ms, chain: item.chain, method: item.method, request: item.body, bytes });
+    list.sort((a, b) => b.ms - a.ms);
+    list.length = Math.min(list.length, SLOWEST_KEPT);
+  }
 
   span(chain: string, category: string, start: number, end: number): void {
     const key = `${chain}\t${category}`;
@@ -132,9 +145,15 @@ export class Pair {
     let lastReport = started;
     const worker = async (): Promise<void> => {
       while (next < items.length) {
+        while (this.gate) await this.gate;
         const item = items[next++] as Item;
         const start = performance.now();
-        await this.compareItem(item);
+        this.inFlight++;
+        try {
+          await this.compareItem(item);
+        } finally {
+          this.inFlight--;
+        }
         this.tally.span(item.chain, item.category, start, performance.now());
         done++;
         const now = performance.now();
@@ -153,16 +172,18 @@ export class Pair {
 
   private async compareItem(item: Item): Promise<void> {
     const exchange = (side: Side): Promise<Answer> => this.sendItem(side, item);
+    const started = performance.now();
     let [o, n] = await Promise.all([exchange('old'), exchange('new')]);
+    this.tally.timed(performance.now() - started, item, Math.max(o.body.length, n.body.length));
     if (same(o, n)) {
       this.tally.record(item.chain, item.category, item.method, 'same');
       return;
     }
     const first = { old: o, new: n };
     for (let i = 0; i < this.opts.retries; i++) {
-      // One at a time, so neither answer is made under the other server's load.
-      o = await exchange('old');
-      n = await exchange('new');
+      // Alone: no other request in flight, and one server at a time, so neither answer is made
+      // under load. Equal then: the first answers depended on timing ('unstable').
+      [o, n] = await this.quietly(async () => [await exchange('old'), await exchange('new')]);
       if (same(o, n)) {
         this.tally.record(item.chain, item.category, item.method, 'unstable');
         this.tally.differences.push({
@@ -177,6 +198,28 @@ export class Pair {
     }
     this.tally.record(item.chain, item.category, item.method, 'different');
     this.tally.differences.push({ ...describe(item), old: o, new: n, verdict: 'different' });
+  }
+
+  /** Requests being compared by runItems' workers, and the gate a quiet retry holds. */
+  private inFlight = 0;
+  private gate: Promise<void> | undefined;
+
+  /** Runs `fn` once no other worker has a request in flight, holding new ones back meanwhile. */
+  private async quietly<T>(fn: () => Promise<T>): Promise<T> {
+    this.inFlight--;
+    while (this.gate) await this.gate;
+    let release = (): void => {};
+    this.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+      return await fn();
+    } finally {
+      this.gate = undefined;
+      release();
+      this.inFlight++;
+    }
   }
 
   private async sendItem(side: Side, item: Item): Promise<Answer> {

@@ -124,6 +124,14 @@ export function printReport(
   };
   list('DIFFERENCES', differences);
   list('UNSTABLE (answers differed, then were equal when re-sent alone)', unstable);
+  if (tally.slowest.length > 0) {
+    out.push('', 'slowest requests (both answers in):');
+    for (const s of tally.slowest) {
+      out.push(
+        `  ${padL((s.ms / 1000).toFixed(1), 6)} s ${padL(s.bytes, 10)} chars  ${s.chain} ${cut(s.request, 150)}`,
+      );
+    }
+  }
   if (opts.notes.length > 0) out.push('', 'notes:', ...opts.notes.map((n) => `  - ${n}`));
   out.push(
     '',
