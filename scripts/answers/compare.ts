@@ -1,11 +1,12 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { METHOD_SPECS } from '../../test/fuzz/methods.ts';
 import { buildAnvilChain } from './chains/build.ts';
 import { conformanceItems } from './corpus/conformance.ts';
-import { type ChainContext, type Hex, readContext } from './corpus/context.ts';
+import { type ChainContext, readContext } from './corpus/context.ts';
 import { runDevScript } from './corpus/devScript.ts';
 import { fuzzItems, MUTATING, RANDOM_RESULT_METHODS } from './corpus/fuzz.ts';
 import { Builder, generatedItems, spread } from './corpus/generated.ts';
@@ -15,6 +16,7 @@ import { type Item, Pair, Tally } from './lib/compare.ts';
 import { closeAgent } from './lib/http.ts';
 import { printReport } from './lib/report.ts';
 import {
+  FIXED_CLOCK_PRELOAD,
   importChain,
   methodTable,
   openTree,
@@ -265,13 +267,20 @@ async function prepareChains(
     const d = dirs('dev');
     jobs.push(
       (async () => {
-        // One dev chain made by the old tree's `start` (its genesis carries the time it was made),
-        // copied so both trees start from the very same genesis.
-        const made = join(work, 'dev-made');
-        const server = await startServer(trees.old, made, ['--workers', '1']);
-        await server.stop();
-        await cp(made, d.old, { recursive: true });
-        await cp(made, d.new, { recursive: true });
+        // Each tree makes its own dev chain (its own store format) with `start` on an empty
+        // datadir, under a clock pinned to one instant, so both genesis blocks carry one timestamp.
+        const preload = join(work, 'fixed-clock.mjs');
+        await writeFile(preload, FIXED_CLOCK_PRELOAD);
+        const env = { ANSWERS_FIXED_NOW_MS: String(Math.floor(Date.now() / 1000) * 1000) };
+        await Promise.all(
+          (['old', 'new'] as const).map(async (side) => {
+            const server = await startServer(trees[side], d[side], ['--workers', '1'], {
+              nodeArgs: ['--import', pathToFileURL(preload).href],
+              env,
+            });
+            await server.stop();
+          }),
+        );
         out.set('dev', { datadirs: d });
       })(),
     );
@@ -314,7 +323,7 @@ async function compareChain(
       const genesisOnly = await readContext(o.url);
       const live: { filters?: FilterSession; ws?: WsSession } = {};
       log('dev chain: running the script');
-      await runDevScript(pair, async () => {
+      const scriptNotes = await runDevScript(pair, async () => {
         if (runFilters) {
           live.filters = new FilterSession(pair, genesisOnly);
           await live.filters.create();
@@ -324,6 +333,7 @@ async function compareChain(
           await live.ws.subscribe(genesisOnly);
         }
       });
+      notes.push(...scriptNotes);
       await live.filters?.poll();
       if (live.ws) {
         try {
@@ -423,8 +433,6 @@ function limit(items: readonly Item[], max: number | undefined): Item[] {
   }
   return [...byCategory.values()].flatMap((list) => spread(list, max));
 }
-
-export type { Hex };
 
 main().then(
   (code) => process.exit(code),

@@ -10,8 +10,8 @@ import { request, resultOf } from './sessions.ts';
  * The dev chain, made the same way on both servers: one fixed script of sends and dev methods, each
  * step sent to both and compared. It is deterministic because nothing reads the wall clock:
  *
- * - both datadirs are copies of one dev chain made by `start` on an empty datadir (its genesis
- *   carries the time it was made, so two separately made chains would differ);
+ * - each tree made its dev chain with `start` on an empty datadir under a clock pinned to one
+ *   instant (compare.ts), so both genesis blocks carry the same timestamp;
  * - the first block is given a timestamp ten million seconds after genesis (evm_setNextBlockTimestamp),
  *   and every later block either gets an explicit one or falls back to the clock, which is then
  *   behind the head, so the service takes the parent's timestamp + 1;
@@ -23,7 +23,9 @@ const hex = (n: number | bigint): ViemHex => `0x${n.toString(16)}`;
 const word = (n: number | bigint): ViemHex => `0x${n.toString(16).padStart(64, '0')}`;
 const CATEGORY = 'dev chain script';
 
-export async function runDevScript(pair: Pair, between: () => Promise<void>): Promise<void> {
+/** Runs the script; answers notes for the report (a genesis that differs explains every later difference). */
+export async function runDevScript(pair: Pair, between: () => Promise<void>): Promise<string[]> {
+  const notes: string[] = [];
   const step = (method: string, params: readonly unknown[] = []): Promise<Record<Side, Answer>> =>
     pair.step(CATEGORY, method, request(method, params));
   /** The old side's result (the sides' results are compared; the script follows the old one). */
@@ -37,8 +39,16 @@ export async function runDevScript(pair: Pair, between: () => Promise<void>): Pr
   await step('eth_accounts');
   await step('eth_chainId');
   await step('eth_blockNumber');
-  const genesis = (await value('eth_getBlockByNumber', ['0x0', false])) as { timestamp: string } | null;
+  const genesisAnswers = await step('eth_getBlockByNumber', ['0x0', false]);
+  const genesis = resultOf(genesisAnswers.old) as { timestamp: string } | null;
   if (!genesis) throw new Error('the dev chain has no genesis block');
+  const other = resultOf(genesisAnswers.new) as { timestamp: string } | null;
+  if (genesisAnswers.old.body !== genesisAnswers.new.body) {
+    notes.push(
+      `dev chain: the two genesis blocks differ (timestamps ${genesis.timestamp} and ${other?.timestamp}); ` +
+        'every later dev-chain answer that names a block differs with them',
+    );
+  }
   const t0 = BigInt(genesis.timestamp) + 10_000_000n;
   await between();
 
@@ -283,4 +293,5 @@ export async function runDevScript(pair: Pair, between: () => Promise<void>): Pr
   await step('eth_signTypedData_v4', [a0.address, JSON.stringify(typed)]);
   await step('eth_sign', [fresh(0x12), '0x00']);
   await step('eth_blockNumber');
+  return notes;
 }

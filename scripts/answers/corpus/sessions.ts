@@ -2,7 +2,7 @@ import type { Pair } from '../lib/compare.ts';
 import type { Answer } from '../lib/http.ts';
 import type { Side } from '../lib/tree.ts';
 import { WsClient } from '../lib/ws.ts';
-import type { ChainContext, Hex } from './context.ts';
+import type { ChainContext } from './context.ts';
 
 /**
  * Stateful exchanges: polling filters over HTTP and subscriptions over WebSocket. Their ids are the
@@ -220,5 +220,3 @@ export function wsSample(ctx: ChainContext): Array<[string, string]> {
   texts.push(['eth_getBalance', request('eth_getBalance', ['0x12'])]);
   return texts;
 }
-
-export type { Hex };

@@ -82,11 +82,16 @@ const STOP_GRACE_MS = 10_000;
 const LOG_KEEP = 64 * 1024;
 
 /** `ethtrace start --port 0 --no-auth` on `datadir`, once it has printed its URLs. */
-export async function startServer(tree: Tree, datadir: string, extra: string[] = []): Promise<Server> {
+export async function startServer(
+  tree: Tree,
+  datadir: string,
+  extra: string[] = [],
+  opts: { nodeArgs?: string[]; env?: Record<string, string> } = {},
+): Promise<Server> {
   const child = spawn(
     process.execPath,
-    [tree.cli, 'start', '--datadir', datadir, '--port', '0', '--no-auth', ...extra],
-    { cwd: tree.root, stdio: ['ignore', 'pipe', 'pipe'] },
+    [...(opts.nodeArgs ?? []), tree.cli, 'start', '--datadir', datadir, '--port', '0', '--no-auth', ...extra],
+    { cwd: tree.root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } },
   );
   const killOnExit = (): void => void child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -186,3 +191,13 @@ function findDeclaring(dir: string, pattern: RegExp): string | undefined {
   walk(dir);
   return found.length === 1 ? found[0] : undefined;
 }
+
+/**
+ * A preload for `node --import`: Date.now() answers one fixed instant ($ANSWERS_FIXED_NOW_MS). A dev
+ * chain's genesis carries the time it was made; made under this clock by both trees, it is the
+ * same genesis. Only the short `start` that makes the chain runs with it.
+ */
+export const FIXED_CLOCK_PRELOAD = `const fixed = Number(process.env.ANSWERS_FIXED_NOW_MS);
+if (!Number.isFinite(fixed)) throw new Error('ANSWERS_FIXED_NOW_MS is not set');
+Date.now = () => fixed;
+`;
