@@ -2,9 +2,12 @@ import { ChainReader } from './chain/reader.ts';
 import { readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
 import { describeForLog, UserError } from './core/errors.ts';
+import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
+import { PrefetchingClient } from './exec/prefetch.ts';
 import { RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
+import { withPassThrough } from './rpc/methods/passThrough.ts';
 import type { Services } from './rpc/services.ts';
 import { DebugService } from './services/debug.ts';
 import type { DevService } from './services/dev/index.ts';
@@ -20,6 +23,7 @@ import { TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
 import { type Listening, RpcServer } from './transport/server.ts';
+import type { UpstreamSource, UpstreamWorkerSource } from './upstream/open.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
 
@@ -50,24 +54,38 @@ export interface App {
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
 export async function buildApp(
   config: AppConfig,
-  deps: { store: ChainStore; datadir: string; dev?: DevService; log?: (line: string) => void },
+  deps: {
+    store: ChainStore;
+    datadir: string;
+    dev?: DevService;
+    /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
+    upstream?: UpstreamSource;
+    log?: (line: string) => void;
+  },
 ): Promise<App> {
   const spec = await readStoredSpec(deps.store);
   if (spec === null) throw new UserError('the datadir holds no chain: import one first (ethtrace import)');
   const { limits } = config;
   const chain = new ChainReader(deps.store, spec);
   const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const execution = new PoolExecutionClient({
+  const upstream = deps.upstream;
+  const pool = new PoolExecutionClient({
     datadir: deps.datadir,
     calls: limits.calls,
     pool: limits.pool,
     maxResultBytes: limits.requests.maxResponseBytes,
     log,
+    ...(upstream ? { upstream: workerShare(upstream.worker, limits.pool.workers) } : {}),
   });
+  // Upstream mode: each job's state is read ahead in a few round trips before a worker runs it.
+  const execution: ExecutionClient = upstream ? new PrefetchingClient(pool, upstream.prefetch) : pool;
   const fees = new FeeService(chain);
   const logs = new LogService(chain, limits.methods);
   const events = new ChainEvents(deps.store, log);
   await events.start();
+  // What the cache holds of a block a reorg removed is of no use any more (it was never final).
+  if (upstream)
+    events.onRemoved((block) => void upstream.store.cache.dropBlocks([block.hash]).catch(() => {}));
   deps.dev?.announceTo(events);
   const services: Services = {
     chain,
@@ -89,9 +107,17 @@ export async function buildApp(
     filters: new FilterService(events, chain, logs),
     clientVersion: CLIENT_VERSION,
     limits: limits.methods,
+    forward: upstream
+      ? async (method, params) =>
+          new RawJson(
+            JSON.stringify(
+              (await upstream.store.client.request(method, Array.isArray(params) ? params : [])) ?? null,
+            ),
+          )
+      : null,
   };
   const envelope = new RpcEnvelope(
-    METHODS,
+    upstream ? withPassThrough(METHODS) : METHODS,
     { services },
     {
       maxBatchSize: limits.requests.maxBatchSize,
@@ -111,6 +137,7 @@ export async function buildApp(
     listen: () => server.listen(),
     warm: () => execution.warm(),
     close: async () => {
+      upstream?.head.stop();
       events.stop();
       services.filters.close();
       await server.close();
@@ -118,5 +145,17 @@ export async function buildApp(
     },
     services,
     execution,
+  };
+}
+
+/**
+ * A worker's part of the upstream request rate: the workers and the main thread share the flag's
+ * rate, so together they keep to it (0 stays unlimited).
+ */
+function workerShare(source: UpstreamWorkerSource, workers: number): UpstreamWorkerSource {
+  const rps = source.limits.rps;
+  return {
+    ...source,
+    limits: { ...source.limits, rps: rps === 0 ? 0 : Math.max(1, Math.floor(rps / (workers + 1))) },
   };
 }

@@ -26,6 +26,13 @@ import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import type { ChainStore } from './store/types.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
+import { DEFAULT_UPSTREAM_LIMITS } from './upstream/client.ts';
+import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
+
+/** Blocks behind the upstream's head after which a block is final, when it has no finalized tag (as anvil's tag lags). */
+const DEFAULT_FINALITY_DEPTH = 64;
+/** How often the upstream's head is asked for: a new block is seen within this, plus a round trip. */
+const DEFAULT_UPSTREAM_POLL_MS = 1_000;
 
 /**
  * Exit status of every failure the user can act on (a wrong flag, a busy port, a bad datadir, a
@@ -86,6 +93,14 @@ interface StartOptions {
   hardfork?: string;
   mnemonic?: string;
   blockTime?: string;
+  upstream: string[];
+  genesis?: string;
+  finalityDepth?: string;
+  upstreamTimeoutMs?: string;
+  upstreamRetries?: string;
+  upstreamMaxConcurrent?: string;
+  upstreamRps?: string;
+  upstreamPollMs?: string;
 }
 
 /** The app configuration of `start`'s flags, checked before anything is opened or created. */
@@ -137,14 +152,50 @@ function startConfig(o: StartOptions) {
     if (!(Number.isFinite(blockTime) && blockTime > 0))
       throw new UserError(`--block-time ${o.blockTime} is not a positive number of seconds`);
   }
+  const nonNegative = (flag: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    if (!/^[0-9]+$/.test(value)) throw new UserError(`--${flag} ${value} is not a whole number`);
+    return Number(value);
+  };
+  for (const url of o.upstream) {
+    if (!/^(https?|wss?):\/\/[^\s]+$/.test(url))
+      throw new UserError(`--upstream ${url} is not an http(s):// or ws(s):// URL`);
+  }
+  const u = DEFAULT_UPSTREAM_LIMITS;
+  const upstream =
+    o.upstream.length === 0
+      ? null
+      : {
+          urls: o.upstream,
+          limits: {
+            ...u,
+            timeoutMs: count('upstream-timeout-ms', o.upstreamTimeoutMs, u.timeoutMs),
+            retries: nonNegative('upstream-retries', o.upstreamRetries, u.retries),
+            maxConcurrent: count('upstream-max-concurrent', o.upstreamMaxConcurrent, u.maxConcurrent),
+            rps: nonNegative('upstream-rps', o.upstreamRps, u.rps),
+          },
+          finalityDepth: nonNegative('finality-depth', o.finalityDepth, DEFAULT_FINALITY_DEPTH),
+          pollMs: count('upstream-poll-ms', o.upstreamPollMs, DEFAULT_UPSTREAM_POLL_MS),
+          genesis: o.genesis === undefined ? null : readChainSpec(o.genesis),
+        };
+  if (upstream === null && o.genesis !== undefined)
+    throw new UserError(
+      '--genesis applies to --upstream (an imported chain takes it from `ethtrace import`)',
+    );
   return {
     app: { host: o.host, port, limits },
     blockTime,
+    upstream,
   };
 }
 
 async function startCommand(o: StartOptions): Promise<void> {
-  const { app: config, blockTime } = startConfig(o);
+  const { app: config, blockTime, upstream } = startConfig(o);
+  if (upstream) {
+    refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
+    if (blockTime !== undefined)
+      throw new UserError('--block-time applies to a dev chain, not to --upstream');
+  }
   const devFlags = { chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic };
   const datadir = resolveDatadir(o.datadir);
   // A wrong dev-chain flag fails before anything is made.
@@ -160,11 +211,23 @@ async function startCommand(o: StartOptions): Promise<void> {
     process.once('SIGTERM', () => resolve());
   });
   prepareDatadir(datadir);
-  const dev = await openDevChain(datadir, devFlags);
-  const store = dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  // The main thread reads the upstream at its share of the request rate; the workers at theirs.
+  const source =
+    upstream &&
+    (await openUpstreamSource(
+      datadir,
+      {
+        ...upstream,
+        limits: { ...upstream.limits, rps: share(upstream.limits.rps, config.limits.pool.workers) },
+      },
+      log,
+    ));
+  const dev = source ? null : await openDevChain(datadir, devFlags);
+  const store = source?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
-    if (!dev) await checkStore(store, datadir);
+    if (!dev && !source) await checkStore(store, datadir);
     await checkSchema(store, datadir);
     if (blockTime !== undefined) {
       if (!dev)
@@ -177,7 +240,10 @@ async function startCommand(o: StartOptions): Promise<void> {
       .filter((k) => k !== '');
     const needsKey = o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
     const keys = o.auth ? KeyRing.from(given, keyFile) : null;
-    app = await buildApp({ ...config, keys }, { store, datadir, ...(dev ? { dev: dev.service } : {}) });
+    app = await buildApp(
+      { ...config, keys },
+      { store, datadir, ...(dev ? { dev: dev.service } : {}), ...(source ? { upstream: source } : {}) },
+    );
     await app.warm();
     const { httpUrl, wsUrl } = await app.listen().catch((e: unknown) => {
       throw listenError(e, config.host, config.port);
@@ -194,8 +260,10 @@ async function startCommand(o: StartOptions): Promise<void> {
     const key = o.auth ? (shownKey ?? '<API_KEY>') : (shownKey ?? 'any-key');
     const head = await store.getHead();
     if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
+    if (source) process.stdout.write(`upstream ${upstream?.urls.join(', ')}: ${source.description}\n`);
+    const kind = dev ? 'dev ' : source ? 'upstream ' : '';
     process.stdout.write(
-      `ethtrace serving ${dev ? 'dev ' : ''}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
+      `ethtrace serving ${kind}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
         `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
         (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
     );
@@ -258,11 +326,13 @@ async function openDevChain(
   try {
     await checkStore(store, datadir);
     await checkSchema(store, datadir);
+    if ((await store.getMeta(UPSTREAM_CHAIN_META)) !== null)
+      throw new UserError(`${datadir} caches the chain of an upstream node: start it with --upstream`);
     for (let attempt = 0; ; attempt++) {
       const head = await store.getHead();
       const recorded = await store.getMeta(META_DEV);
       if (head && !recorded) {
-        refuseDevFlags(flags, datadir);
+        refuseDevFlags(flags, `${datadir}, which holds an imported chain`);
         await store.close();
         return null;
       }
@@ -342,7 +412,7 @@ function checkDevFlags(recorded: DevChainOptions, flags: DevFlags, datadir: stri
     );
 }
 
-function refuseDevFlags(flags: DevFlags, datadir: string): void {
+function refuseDevFlags(flags: DevFlags, holder: string): void {
   const given = Object.entries({
     '--chain-id': flags.chainId,
     '--hardfork': flags.hardfork,
@@ -352,7 +422,7 @@ function refuseDevFlags(flags: DevFlags, datadir: string): void {
     .map(([k]) => k);
   if (given.length > 0)
     throw new UserError(
-      `${given.join(', ')} apply to a new dev chain, but ${datadir} holds an imported chain: leave them out, or give an empty --datadir`,
+      `${given.join(', ')} apply to a new dev chain, not to ${holder}: leave them out, or give an empty --datadir`,
     );
 }
 
@@ -451,6 +521,34 @@ function program(): Command {
         '--block-time <seconds>',
         'dev chain: mine a block every SECONDS instead of on each transaction',
       )
+      .option(
+        '--upstream <url>',
+        'serve the chain of this node (http(s):// or ws(s)://; repeatable, tried in order): the datadir is its cache',
+        collect,
+        [],
+      )
+      .option(
+        '--genesis <file>',
+        "with --upstream: the chain's genesis file, for a node that cannot say its forks",
+      )
+      .option(
+        '--finality-depth <blocks>',
+        'with --upstream: blocks after which a block is final without a finalized tag (default 64)',
+      )
+      .option(
+        '--upstream-timeout-ms <ms>',
+        'with --upstream: how long one request to it may take (default 10000)',
+      )
+      .option(
+        '--upstream-retries <n>',
+        'with --upstream: retries of a failed request, with backoff (default 3)',
+      )
+      .option(
+        '--upstream-max-concurrent <n>',
+        'with --upstream: requests to it in flight at once (default 32)',
+      )
+      .option('--upstream-rps <n>', 'with --upstream: requests to it per second, 0 unlimited (default 100)')
+      .option('--upstream-poll-ms <ms>', 'with --upstream: how often its head is read (default 1000)')
       .action((opts: StartOptions) => startCommand(opts)),
     'start',
   );
@@ -533,3 +631,8 @@ const code = await main(process.argv.slice(2));
 // A failed start may leave handles (worker threads, timers) that would keep the process up.
 if (code === 0) process.exitCode = 0;
 else process.exit(code);
+
+/** One thread's part of a request rate shared by the main thread and `workers` workers (0: unlimited). */
+function share(rps: number, workers: number): number {
+  return rps === 0 ? 0 : Math.max(1, Math.floor(rps / (workers + 1)));
+}

@@ -65,7 +65,7 @@ export class ChainReader {
 
   /**
    * The block a parameter names, or null when there is none (a number past the head, an unknown
-   * hash). `pending`, `safe` and `finalized` are the head: this chain has no unfinalised blocks.
+   * hash). `pending` is the head; so are `safe` and `finalized` on a chain with no unfinal blocks.
    */
   async resolve(selector: BlockSelector): Promise<BlockRef | null> {
     switch (selector.kind) {
@@ -74,6 +74,8 @@ export class ChainReader {
           const hash = await this.store.getCanonicalHash(0n);
           return hash && { number: 0n, hash };
         }
+        if ((selector.tag === 'safe' || selector.tag === 'finalized') && this.store.getTaggedBlock)
+          return this.store.getTaggedBlock(selector.tag);
         return this.head();
       }
       case 'number': {

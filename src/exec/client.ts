@@ -1,6 +1,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { CallLimits, PoolLimits } from '../config/limits.ts';
 import { ExecutionTimeout } from '../core/errors.ts';
+import type { UpstreamWorkerSource } from '../upstream/open.ts';
 import type { ExecutionApi, JobKind, JobPayload, JobResult } from './api.ts';
 import { type PoolStats, type RunOptions, TIMEOUT_MESSAGE, WorkerPool } from './pool/pool.ts';
 import type { ExecutionWorkerData } from './worker/entry.ts';
@@ -44,10 +45,16 @@ export class PoolExecutionClient implements ExecutionClient {
     pool: PoolLimits;
     /** Bytes one answer may take (tracers stop as soon as they pass it). */
     maxResultBytes: number;
+    /** Upstream mode: where the workers read the chain (see ExecutionWorkerData). */
+    upstream?: UpstreamWorkerSource;
     log?: (line: string) => void;
     resourceLimits?: ResourceLimits;
   }) {
-    const workerData: ExecutionWorkerData = { datadir: opts.datadir, limits: opts.calls };
+    const workerData: ExecutionWorkerData = {
+      datadir: opts.datadir,
+      limits: opts.calls,
+      ...(opts.upstream ? { upstream: opts.upstream } : {}),
+    };
     this.pool = new WorkerPool({
       workerModule: WORKER_MODULE,
       workerData,

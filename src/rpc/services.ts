@@ -1,5 +1,6 @@
 import type { ChainReader } from '../chain/reader.ts';
 import type { MethodLimits } from '../config/limits.ts';
+import type { RawJson } from '../core/rawJson.ts';
 import type { DebugService } from '../services/debug.ts';
 import type { DevService } from '../services/dev/index.ts';
 import type { ExecutionService } from '../services/execution.ts';
@@ -27,4 +28,9 @@ export interface Services {
   filters: FilterService;
   clientVersion: string;
   limits: MethodLimits;
+  /**
+   * Upstream mode: a method sent on to the upstream node as it came, its answer returned as the
+   * node gave it (src/rpc/methods/passThrough.ts lists which). Null when the chain is local.
+   */
+  forward: ((method: string, params: unknown) => Promise<RawJson>) | null;
 }

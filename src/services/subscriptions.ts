@@ -4,12 +4,12 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
 import { describeForLog, TooManySubscriptions } from '../core/errors.ts';
 import type { Subscriber } from '../core/subscriber.ts';
-import { toHex } from '../primitives/hex.ts';
+import { bytesKey, toHex } from '../primitives/hex.ts';
 import type { BlockRef } from '../store/types.ts';
 import { formatHeader } from '../wire/block.ts';
 import { formatTransaction } from '../wire/transaction.ts';
-import type { ChainEvents } from './events.ts';
-import { CompiledFilter, type LogCriteria, type LogService } from './logs.ts';
+import { type ChainEvents, REORG_WINDOW } from './events.ts';
+import { CompiledFilter, type LogCriteria, type LogService, type WireLog } from './logs.ts';
 
 export type SubscriptionKind =
   | { kind: 'newHeads' }
@@ -53,6 +53,8 @@ export class SubscriptionService {
   private readonly heads = new Set<Subscription>();
   private readonly logs = new Set<Subscription>();
   private readonly pending = new Set<Subscription>();
+  /** The logs of recent blocks by hash (see deliverRemoved). */
+  private readonly recentLogs = new Map<string, WireLog[]>();
   /** Blocks are delivered one after another, so every subscription sees them in order. */
   private delivered: Promise<void> = Promise.resolve();
 
@@ -69,6 +71,12 @@ export class SubscriptionService {
       this.delivered = this.delivered
         .then(() => this.deliverBlock(block))
         .catch((e) => this.log(`notifications of block ${block.number} failed: ${describeForLog(e)}`));
+    });
+    events.onRemoved((block) => {
+      if (this.logs.size === 0) return;
+      this.delivered = this.delivered
+        .then(() => this.deliverRemoved(block))
+        .catch((e) => this.log(`removed logs of block ${block.number} failed: ${describeForLog(e)}`));
     });
     events.onPendingTransaction((tx) => this.deliverPending(tx));
   }
@@ -131,6 +139,7 @@ export class SubscriptionService {
     }
     if (this.logs.size > 0) {
       const logs = await this.logService.blockLogs(block.hash);
+      this.remember(block, logs);
       if (logs.length === 0) return;
       const texts: Array<string | undefined> = [];
       for (const sub of [...this.logs]) {
@@ -143,6 +152,35 @@ export class SubscriptionService {
           await pace();
         }
       }
+    }
+  }
+
+  /**
+   * A block a reorg (or an evm_revert) removed: its logs go again to the subscriptions they matched,
+   * with `removed: true`, as geth sends them. They are the ones sent when the block came (its
+   * records may be gone from the store by now).
+   */
+  private async deliverRemoved(block: BlockRef): Promise<void> {
+    const key = bytesKey(block.hash);
+    const logs = this.recentLogs.get(key) ?? [];
+    this.recentLogs.delete(key);
+    const texts: Array<string | undefined> = [];
+    for (const sub of [...this.logs]) {
+      for (let i = 0; i < logs.length; i++) {
+        const log = logs[i];
+        if (!this.logs.has(sub) || !log || !sub.filter?.matches(log)) continue;
+        texts[i] ??= JSON.stringify({ ...log, removed: true });
+        this.notify(sub, texts[i] as string);
+      }
+    }
+  }
+
+  /** The logs of the blocks lately announced, for the notifications of their removal. */
+  private remember(block: BlockRef, logs: WireLog[]): void {
+    this.recentLogs.set(bytesKey(block.hash), logs);
+    if (this.recentLogs.size > REORG_WINDOW) {
+      const oldest = this.recentLogs.keys().next().value;
+      if (oldest !== undefined) this.recentLogs.delete(oldest);
     }
   }
 

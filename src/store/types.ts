@@ -63,6 +63,11 @@ export interface BlockWrite {
 export interface ChainStore {
   /** The newest block stored, or null for an empty store. */
   getHead(): Promise<BlockRef | null>;
+  /**
+   * The block a `safe` or `finalized` tag names, for a store whose chain has unfinal blocks (an
+   * upstream's); a store without this method has only final blocks, and the tags name its head.
+   */
+  getTaggedBlock?(tag: 'safe' | 'finalized'): Promise<BlockRef | null>;
   getCanonicalHash(number: bigint): Promise<Uint8Array | null>;
   getBlockNumber(hash: Uint8Array): Promise<bigint | null>;
   getHeader(hash: Uint8Array): Promise<Uint8Array | null>;
@@ -88,7 +93,12 @@ export interface ChainStore {
    */
   getAccountAt(address: Uint8Array, number: bigint, blockHash?: Uint8Array): Promise<FlatAccount | null>;
   /** The storage value as of the end of block `number` (see getAccountAt); an empty array means zero. */
-  getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint, blockHash?: Uint8Array): Promise<Uint8Array>;
+  getStorageAt(
+    address: Uint8Array,
+    slot: Uint8Array,
+    number: bigint,
+    blockHash?: Uint8Array,
+  ): Promise<Uint8Array>;
 
   getMeta(key: string): Promise<Uint8Array | null>;
   putMeta(key: string, value: Uint8Array): Promise<void>;

@@ -1,4 +1,5 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
+import { RLP } from '@ethereumjs/rlp';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { formatTransaction, type RpcTransaction, txPosition } from './transaction.ts';
 
@@ -108,4 +109,14 @@ function optional<K extends string, T>(
   format: (value: T) => Hex,
 ): { [P in K]?: Hex } {
   return (value === undefined ? {} : { [key]: format(value) }) as { [P in K]?: Hex };
+}
+
+/**
+ * An uncle as geth's eth_getUncleBy* show it: a block made of the uncle's header alone, so its
+ * header fields, the RLP length of that header-only block as `size`, no `transactions` key and an
+ * empty `uncles` list.
+ */
+export function formatUncle(header: BlockHeader): RpcHeader & { size: Hex; uncles: Hex[] } {
+  const size = RLP.encode([header.raw(), [], []]).length;
+  return { ...formatHeader(header), size: quantityToHex(size), uncles: [] };
 }

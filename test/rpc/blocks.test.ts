@@ -363,6 +363,42 @@ describe('block and transaction read methods', () => {
       }
     });
 
+    it('uncles: counts, and each uncle is its raw header from the block (fields, hash, header-only size)', async () => {
+      let seen = 0;
+      for (const block of blocks) {
+        const count = hex(block.uncles.length);
+        assert.equal(await server.rpc('eth_getUncleCountByBlockNumber', [block.number]), count);
+        assert.equal(await server.rpc('eth_getUncleCountByBlockHash', [block.hash]), count);
+        const raw = hexToBytes(await server.rpc<Hex>('debug_getRawBlock', [block.number]));
+        const rawUncles = (RLP.decode(raw) as unknown as [unknown, unknown, Uint8Array[][]])[2];
+        for (const [i, fields] of rawUncles.entries()) {
+          seen++;
+          const expected: Json = {};
+          for (const [f, [key, kind]] of HEADER_FIELDS.entries()) {
+            const value = fields[f];
+            if (value !== undefined)
+              expected[key] = kind === 'data' ? bytesToHex(value) : hex(bytesToBigInt(value));
+          }
+          const headerOnly = RLP.encode([fields, [], []]);
+          const want = { ...expected, hash: block.uncles[i], size: hex(headerOnly.length), uncles: [] };
+          assert.equal(keccak(RLP.encode(fields)), block.uncles[i]);
+          assert.deepEqual(await server.rpc('eth_getUncleByBlockHashAndIndex', [block.hash, hex(i)]), want);
+          assert.deepEqual(
+            await server.rpc('eth_getUncleByBlockNumberAndIndex', [block.number, hex(i)]),
+            want,
+          );
+        }
+        const past = hex(block.uncles.length);
+        assert.equal(await server.rpc('eth_getUncleByBlockHashAndIndex', [block.hash, past]), null);
+        assert.equal(await server.rpc('eth_getUncleByBlockNumberAndIndex', [block.number, past]), null);
+      }
+      assert.ok(seen > 0, 'the chain has uncles');
+      const unknown = keccak(new TextEncoder().encode('no such block'));
+      assert.equal(await server.rpc('eth_getUncleCountByBlockHash', [unknown]), null);
+      assert.equal(await server.rpc('eth_getUncleByBlockHashAndIndex', [unknown, '0x0']), null);
+      assert.equal(await server.rpc('eth_getUncleCountByBlockNumber', [hex(head + 1)]), null);
+    });
+
     it('transaction counts equal the lengths', async () => {
       for (const block of blocks) {
         const count = hex(block.transactions.length);

@@ -27,7 +27,17 @@ export type Fault =
   /** Forwards, then changes the answer's ids (a batch's first one): not the answer asked for. */
   | { kind: 'wrongIds' }
   /** Answers 200 with an HTML page. */
-  | { kind: 'notJson' };
+  | { kind: 'notJson' }
+  /**
+   * Forwards, then gives the node's answer (parsed JSON, one answer or a batch's array) to `edit`
+   * and sends what it returns: a node that answers wrongly (a tampered receipt, a bad proof). Only
+   * requests whose body `when` matches (default: all) meet it and use up a time.
+   */
+  | {
+      kind: 'rewrite';
+      edit: (answer: unknown, request: unknown) => unknown;
+      when?: (request: unknown) => boolean;
+    };
 
 export interface FaultProxyCounters {
   /** HTTP requests received. */
@@ -94,9 +104,10 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
   const arrivals: number[] = [];
   let listening = false;
 
-  const nextFault = (): Fault | undefined => {
+  const nextFault = (body: Buffer): Fault | undefined => {
     const head = queue[0];
     if (head === undefined) return undefined;
+    if (head.fault.kind === 'rewrite' && head.fault.when && !head.fault.when(parse(body))) return undefined;
     if (--head.times <= 0) queue.shift();
     return head.fault;
   };
@@ -118,7 +129,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
       const body = Buffer.concat(chunks);
       const ids = requestIds(body);
       counters.calls += ids?.length ?? 1;
-      const fault = nextFault();
+      const fault = nextFault(body);
       if (fault !== undefined && fault.kind !== 'delay') counters.faulted++;
       const extra = fault?.kind === 'delay' ? fault.ms : 0;
       later(proxy.delayMs + extra, () => {
@@ -150,13 +161,23 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
             res.writeHead(200, { 'content-type': 'text/html' }).end(NOT_JSON);
             return;
           default:
-            forward(req, res, body, fault?.kind === 'wrongIds');
+            forward(req, res, body, (text) => {
+              if (fault?.kind === 'wrongIds') return withWrongIds(text);
+              if (fault?.kind === 'rewrite')
+                return JSON.stringify(fault.edit(parse(Buffer.from(text)), parse(body)));
+              return text;
+            });
         }
       });
     });
   });
 
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, wrongIds: boolean) => {
+  const forward = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: Buffer,
+    alter: (answer: string) => string,
+  ) => {
     counters.forwarded++;
     const out = http.request(
       {
@@ -171,8 +192,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
         const parts: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => parts.push(chunk));
         answer.once('end', () => {
-          let text = Buffer.concat(parts).toString();
-          if (wrongIds) text = withWrongIds(text);
+          const text = alter(Buffer.concat(parts).toString());
           if (res.destroyed) return;
           res
             .writeHead(answer.statusCode ?? 502, {
@@ -303,5 +323,13 @@ function withWrongIds(text: string): string {
     return JSON.stringify(parsed);
   } catch {
     return text;
+  }
+}
+
+function parse(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString());
+  } catch {
+    return undefined;
   }
 }

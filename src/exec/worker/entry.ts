@@ -6,21 +6,26 @@ import { ChainReader } from '../../chain/reader.ts';
 import { readStoredSpec } from '../../chain/storedSpec.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import { openLmdbStore } from '../../store/lmdb/index.ts';
+import { openUpstreamWorkerStore, type UpstreamWorkerSource } from '../../upstream/open.ts';
 import { type ExecutionApi, executionApi } from '../api.ts';
 import type { Handlers } from '../pool/protocol.ts';
 
 export interface ExecutionWorkerData {
   datadir: string;
   limits: CallLimits;
+  /** Present in upstream mode: the chain is read from an upstream node, the datadir is its cache. */
+  upstream?: UpstreamWorkerSource;
 }
 
 export async function init(data: ExecutionWorkerData): Promise<Handlers> {
-  const store = await openLmdbStore(data.datadir, { readOnly: true });
+  const store = data.upstream
+    ? await openUpstreamWorkerStore(data.datadir, data.upstream)
+    : await openLmdbStore(data.datadir, { readOnly: true });
   const spec = await readStoredSpec(store);
   if (spec === null) throw new Error(`no chain in ${data.datadir}`);
   const api: ExecutionApi = executionApi(new ChainReader(store, spec), data.limits);
   // A dev chain grows while workers run: reading the head first renews this thread's read snapshot,
-  // so a job sees every block committed before it was sent.
+  // so a job sees every block committed before it was sent (upstream mode: the head last recorded).
   return Object.fromEntries(
     Object.entries(api).map(([kind, handler]: [string, (payload: never) => Promise<unknown>]) => [
       kind,

@@ -13,6 +13,12 @@ import { eth_getTransactionByBlockHashAndIndex } from './eth/getTransactionByBlo
 import { eth_getTransactionByBlockNumberAndIndex } from './eth/getTransactionByBlockNumberAndIndex.ts';
 import { eth_getTransactionByHash } from './eth/getTransactionByHash.ts';
 import { eth_getTransactionReceipt } from './eth/getTransactionReceipt.ts';
+import {
+  eth_getUncleByBlockHashAndIndex,
+  eth_getUncleByBlockNumberAndIndex,
+  eth_getUncleCountByBlockHash,
+  eth_getUncleCountByBlockNumber,
+} from './eth/uncles.ts';
 
 /** Blocks and transactions as stored: headers, bodies, receipts, and their raw encodings. */
 export const BLOCKS_METHODS: MethodTable<Services> = {
@@ -25,6 +31,10 @@ export const BLOCKS_METHODS: MethodTable<Services> = {
   eth_getTransactionByBlockHashAndIndex,
   eth_getTransactionReceipt,
   eth_getRawTransactionByHash,
+  eth_getUncleCountByBlockHash,
+  eth_getUncleCountByBlockNumber,
+  eth_getUncleByBlockHashAndIndex,
+  eth_getUncleByBlockNumberAndIndex,
   debug_getRawHeader,
   debug_getRawBlock,
   debug_getRawReceipts,

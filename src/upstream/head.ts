@@ -1,0 +1,96 @@
+import { describeForLog, Unavailable } from '../core/errors.ts';
+import { quantityToHex, toHex } from '../primitives/hex.ts';
+import { HEAD_META, type UpstreamHead, type UpstreamStore } from './store.ts';
+
+export interface HeadOptions {
+  /** How often the upstream's head is asked for. */
+  pollMs: number;
+  /** Blocks behind the head after which a block is final when the upstream has no `finalized` tag. */
+  finalityDepth: number;
+}
+
+/**
+ * The main thread's view of the upstream head: asked for every `pollMs` (with the finalized block,
+ * in one round trip), checked (the header must hash to the block hash it came with), and recorded in
+ * the datadir (HEAD_META) for every thread; new blocks and reorgs are then noticed by the chain
+ * events as they are for any store.
+ */
+export class HeadTracker {
+  private timer: NodeJS.Timeout | null = null;
+  private last: UpstreamHead | null = null;
+  private failing = false;
+
+  constructor(
+    private readonly store: UpstreamStore,
+    private readonly options: HeadOptions,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  /** Looks once (failing the start if the upstream cannot answer), then keeps looking. */
+  async start(): Promise<UpstreamHead> {
+    const head = await this.look();
+    this.timer = setInterval(() => void this.poll(), this.options.pollMs);
+    this.timer.unref();
+    return head;
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      await this.look();
+      if (this.failing) this.log('upstream head: answering again');
+      this.failing = false;
+    } catch (e) {
+      if (!this.failing)
+        this.log(`upstream head: cannot be read (logged once until it can): ${describeForLog(e)}`);
+      this.failing = true;
+    }
+  }
+
+  private async look(): Promise<UpstreamHead> {
+    const { client, capabilities } = this.store;
+    const [latest, finalized] = await client.batch([
+      { method: 'eth_getBlockByNumber', params: ['latest', true] },
+      ...(capabilities.finalizedTag
+        ? [{ method: 'eth_getBlockByNumber', params: ['finalized', false] }]
+        : []),
+    ]);
+    if (!latest?.ok || latest.result === null || typeof latest.result !== 'object')
+      throw new Unavailable(
+        `the upstream's latest block cannot be read: ${latest?.ok ? 'none' : latest?.error.message}`,
+      );
+    const head = await this.store.acceptBlock(latest.result as Record<string, unknown>);
+    const depth = BigInt(this.options.finalityDepth);
+    let final = head.number > depth ? head.number - depth : 0n;
+    const tagged = finalized?.ok ? (finalized.result as { number?: unknown } | null) : null;
+    if (capabilities.finalizedTag) {
+      // The upstream's own finality, when it has one; a tag ahead of the head is no answer.
+      const number = tagged && typeof tagged.number === 'string' ? BigInt(tagged.number) : -1n;
+      if (number < 0n || number > head.number)
+        throw new Unavailable(
+          `the upstream's finalized block ${number} is not at or behind its head ${head.number}`,
+        );
+      final = number;
+    }
+    const next: UpstreamHead = { number: head.number, hash: head.hash, finalized: final };
+    if (
+      this.last === null ||
+      this.last.number !== next.number ||
+      this.last.finalized !== next.finalized ||
+      toHex(this.last.hash) !== toHex(next.hash)
+    ) {
+      const record = {
+        number: quantityToHex(next.number),
+        hash: toHex(next.hash),
+        finalized: quantityToHex(final),
+      };
+      await this.store.putMeta(HEAD_META, new TextEncoder().encode(JSON.stringify(record)));
+      this.last = next;
+    }
+    return next;
+  }
+}
