@@ -11,52 +11,15 @@ import {
   publicActions,
   webSocket,
 } from 'viem';
-import WebSocket from 'ws';
 import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
 import { devAccount } from '../support/devAccounts.ts';
 import { devChainForSuite } from '../support/devServer.ts';
 import { rpc, rpcFailure } from '../support/rpcClient.ts';
+import { eventually, rawSocket } from '../support/wsClient.ts';
 
 const FIRST = devAccount(0);
 const SECOND = devAccount(1);
 const THIRD = devAccount(2);
-
-/** Resolves once `check` holds, polling; rejects after `ms`. */
-async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** A raw WebSocket JSON-RPC client that keeps every notification it receives. */
-async function rawSocket(url: string) {
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-  const notifications: Array<{ subscription: string; result: unknown }> = [];
-  const waiting = new Map<
-    number,
-    (m: { result?: unknown; error?: { code: number; message: string } }) => void
-  >();
-  ws.on('message', (data) => {
-    const m = JSON.parse(data.toString());
-    if (m.method === 'eth_subscription') notifications.push(m.params);
-    else waiting.get(m.id)?.(m);
-  });
-  let id = 0;
-  return {
-    notifications,
-    call(method: string, params: unknown[] = []) {
-      const mine = ++id;
-      return new Promise<{ result?: unknown; error?: { code: number; message: string } }>((resolve) => {
-        waiting.set(mine, resolve);
-        ws.send(JSON.stringify({ jsonrpc: '2.0', id: mine, method, params }));
-      });
-    },
-    close: () => ws.close(),
-  };
-}
 
 describe('dev chain: the pending pool, subscriptions and filters (automine)', () => {
   const dev = devChainForSuite('ethtrace-dev-events-');

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Hex, Log } from 'viem';
+import { type Anvil, mineBlock, startAnvil } from '../support/anvil.ts';
 import { asCall, serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { runCli } from '../support/cli.ts';
+import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { devAccount } from '../support/devAccounts.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 import { startUpstreamServer, type UpstreamServer } from '../support/upstream.ts';
+import { eventually, rawSocket } from '../support/wsClient.ts';
 
 /**
  * Upstream mode against real nodes. The trace workload is built on anvil (every transaction type,
@@ -252,6 +257,114 @@ describe('an upstream that fails or answers wrongly', () => {
       await upstream.rpc('eth_getBalance', [address, hex(last.number)]),
       await servers.server.rpc('eth_getBalance', [address, hex(last.number)]),
     );
+  });
+});
+
+describe('a reorg on the upstream', () => {
+  // anvil's blocks are never final to this service here (finality 64 deep), so an evm_revert and new
+  // blocks on anvil are a reorg of unfinal blocks, as a proof-of-stake chain has one at its head.
+  let anvil: Anvil;
+  let upstream: UpstreamServer;
+  let logStore: Hex;
+  const sender = devAccount(0);
+  const signed = (nonce: number, value: bigint) =>
+    sender.signTransaction({
+      chainId: anvil.genesis.config.chainId,
+      type: 'eip1559',
+      nonce,
+      to: logStore,
+      data: logStoreCalldata({ key: 7n, value, logs: 1 }),
+      gas: 100_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
+
+  before(async () => {
+    anvil = await startAnvil();
+    const deploy = await sender.signTransaction({
+      chainId: anvil.genesis.config.chainId,
+      type: 'eip1559',
+      nonce: 0,
+      data: LOG_STORE_INITCODE,
+      gas: 300_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
+    const mined = await mineBlock(anvil, [deploy]);
+    logStore = mined.receipts[0]?.contractAddress as Hex;
+    upstream = await startUpstreamServer([anvil.url], { pollMs: 100 });
+  });
+  after(async () => {
+    await upstream?.close();
+    await anvil?.stop();
+  });
+
+  it('sends the removed logs, then the new branch’s, and serves the new branch’s blocks and receipts', async () => {
+    const socket = await rawSocket(upstream.wsUrl);
+    try {
+      const logs = (await socket.call('eth_subscribe', ['logs', { address: logStore }])).result as string;
+      const heads = (await socket.call('eth_subscribe', ['newHeads'])).result as string;
+      const snapshot = await anvil.rpc<Hex>('evm_snapshot');
+      const old1 = await mineBlock(anvil, [await signed(1, 11n)]);
+      const old2 = await mineBlock(anvil, [await signed(2, 12n)]);
+      const logsOf = () =>
+        socket.notifications.filter((n) => n.subscription === logs).map((n) => n.result as Log);
+      await eventually(() => logsOf().length === 2, 'the first branch’s logs');
+      // Read (and cache) what the old branch holds.
+      const oldReceipts = await upstream.rpc<Array<{ transactionHash: Hex }>>('eth_getBlockReceipts', [
+        hex(old2.number),
+      ]);
+      assert.equal(oldReceipts[0]?.transactionHash, old2.receipts[0]?.transactionHash);
+
+      await anvil.rpc('evm_revert', [snapshot]);
+      const new1 = await mineBlock(anvil, [await signed(1, 21n)]);
+      const new2 = await mineBlock(anvil, []);
+      const new3 = await mineBlock(anvil, [await signed(2, 23n)]);
+      assert.equal(new1.number, old1.number);
+      assert.notEqual(new1.hash, old1.hash);
+      await eventually(() => logsOf().length === 6, 'the removed logs and the new branch’s', 15_000);
+
+      const seen = logsOf().map((l) => ({ block: l.blockHash, removed: l.removed, data: l.data }));
+      const word = (v: bigint) => `0x${v.toString(16).padStart(64, '0')}`;
+      assert.deepEqual(seen, [
+        { block: old1.hash, removed: false, data: word(11n) },
+        { block: old2.hash, removed: false, data: word(12n) },
+        // Newest first, as geth sends them, each with removed: true.
+        { block: old2.hash, removed: true, data: word(12n) },
+        { block: old1.hash, removed: true, data: word(11n) },
+        { block: new1.hash, removed: false, data: word(21n) },
+        { block: new3.hash, removed: false, data: word(23n) },
+      ]);
+      const headHashes = socket.notifications
+        .filter((n) => n.subscription === heads)
+        .map((n) => (n.result as { hash: Hex }).hash);
+      assert.deepEqual(headHashes.slice(-3), [new1.hash, new2.hash, new3.hash]);
+
+      // Served from the new branch: blocks by number, receipts, the removed transaction.
+      const block2 = await upstream.rpc<{ hash: Hex }>('eth_getBlockByNumber', [hex(old2.number), false]);
+      assert.equal(block2.hash, new2.hash);
+      assert.deepEqual(await upstream.rpc('eth_getBlockReceipts', [hex(old2.number)]), []);
+      // anvil's receipts carry extra keys (blobGasPrice, a numeric blockTimestamp): compare the substance.
+      const substance = (receipts: Array<Record<string, unknown>>) =>
+        receipts.map(({ transactionHash, blockHash, status, logs }) => ({
+          transactionHash,
+          blockHash,
+          status,
+          logs,
+        }));
+      assert.deepEqual(
+        substance(await upstream.rpc('eth_getBlockReceipts', [hex(new3.number)])),
+        substance(new3.receipts as unknown as Array<Record<string, unknown>>),
+      );
+      const replaced = old2.receipts[0]?.transactionHash;
+      assert.equal(
+        await upstream.rpc('eth_getTransactionReceipt', [replaced]),
+        await anvil.rpc('eth_getTransactionReceipt', [replaced]),
+      );
+      assert.equal(await upstream.rpc('eth_getStorageAt', [logStore, hex(7), 'latest']), word(23n));
+    } finally {
+      socket.close();
+    }
   });
 });
 
