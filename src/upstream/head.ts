@@ -1,5 +1,6 @@
 import { describeForLog, Unavailable } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
+import { NewHeadsDoorbell } from './newHeads.ts';
 import { HEAD_META, type UpstreamHead, type UpstreamStore } from './store.ts';
 
 export interface HeadOptions {
@@ -7,18 +8,26 @@ export interface HeadOptions {
   pollMs: number;
   /** Blocks behind the head after which a block is final when the upstream has no `finalized` tag. */
   finalityDepth: number;
+  /** A ws(s):// upstream URL whose newHeads subscription makes a new head seen at once. */
+  subscribeUrl?: string;
 }
 
 /**
  * The main thread's view of the upstream head: asked for every `pollMs` (with the finalized block,
- * in one round trip), checked (the header must hash to the block hash it came with), and recorded in
- * the datadir (HEAD_META) for every thread; new blocks and reorgs are then noticed by the chain
- * events as they are for any store.
+ * in one round trip), and at once when the upstream's newHeads subscription announces a block (over
+ * WebSocket, when one of the upstream URLs is one); checked (the header must hash to the block hash
+ * it came with), and recorded in the datadir (HEAD_META) for every thread; new blocks and reorgs are
+ * then noticed by the chain events as they are for any store. Polling goes on beside the
+ * subscription, so a subscription that silently stops costs latency, not blocks.
  */
 export class HeadTracker {
   private timer: NodeJS.Timeout | null = null;
   private last: UpstreamHead | null = null;
   private failing = false;
+  private doorbell: NewHeadsDoorbell | null = null;
+  /** The look under way, and whether another was asked for meanwhile (looks never overlap). */
+  private looking: Promise<void> | null = null;
+  private again = false;
 
   constructor(
     private readonly store: UpstreamStore,
@@ -29,17 +38,37 @@ export class HeadTracker {
   /** Looks once (failing the start if the upstream cannot answer), then keeps looking. */
   async start(): Promise<UpstreamHead> {
     const head = await this.look();
-    this.timer = setInterval(() => void this.poll(), this.options.pollMs);
+    this.timer = setInterval(() => this.poll(), this.options.pollMs);
     this.timer.unref();
+    if (this.options.subscribeUrl !== undefined) {
+      this.doorbell = new NewHeadsDoorbell(this.options.subscribeUrl, () => this.poll(), this.log);
+      this.doorbell.start();
+    }
     return head;
   }
 
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.doorbell?.stop();
+    this.doorbell = null;
   }
 
-  private async poll(): Promise<void> {
+  private poll(): void {
+    if (this.looking !== null) {
+      this.again = true;
+      return;
+    }
+    this.looking = this.lookOnce().finally(() => {
+      this.looking = null;
+      if (this.again) {
+        this.again = false;
+        this.poll();
+      }
+    });
+  }
+
+  private async lookOnce(): Promise<void> {
     try {
       await this.look();
       if (this.failing) this.log('upstream head: answering again');

@@ -65,7 +65,16 @@ export async function openUpstreamSource(
     await claimDatadir(cache, datadir, spec, genesisHash);
     const capabilities = await discoverCapabilities(client);
     const store = new UpstreamStore(cache, client, spec, capabilities);
-    const head = new HeadTracker(store, { pollMs: config.pollMs, finalityDepth: config.finalityDepth }, log);
+    const subscribeUrl = config.urls.find((url) => /^wss?:\/\//i.test(url));
+    const head = new HeadTracker(
+      store,
+      {
+        pollMs: config.pollMs,
+        finalityDepth: config.finalityDepth,
+        ...(subscribeUrl !== undefined && { subscribeUrl }),
+      },
+      log,
+    );
     await head.start();
     return {
       store,

@@ -368,6 +368,45 @@ describe('a reorg on the upstream', () => {
   });
 });
 
+describe('the upstream head over its newHeads subscription', () => {
+  it('sees a new block at once (no polling), and again after the subscription’s socket came back', async () => {
+    const anvil = await startAnvil();
+    const proxy = await startFaultProxy(anvil.url);
+    // Polling every ten minutes: only the subscription can make the new blocks seen within the test.
+    const upstream = await startUpstreamServer([proxy.wsUrl], { pollMs: 600_000 });
+    const socket = await rawSocket(upstream.wsUrl);
+    try {
+      const heads = (await socket.call('eth_subscribe', ['newHeads'])).result as string;
+      const seen = () =>
+        socket.notifications
+          .filter((n) => n.subscription === heads)
+          .map((n) => (n.result as { hash: Hex }).hash);
+      // Mines until a block is announced: a block mined while the subscription is down is not rung for.
+      const mineUntilSeen = async (what: string) => {
+        for (let tries = 0; tries < 20; tries++) {
+          const block = await mineBlock(anvil, []);
+          try {
+            await eventually(() => seen().includes(block.hash), what, 1_500);
+            return block;
+          } catch {}
+        }
+        throw new Error(`${what}: no block announced`);
+      };
+      await mineUntilSeen('the first block over the subscription');
+      // The upstream goes away and comes back: the subscription is made again (after its backoff).
+      await proxy.stop();
+      await proxy.restart();
+      const second = await mineUntilSeen('a block after the upstream came back');
+      assert.equal(await upstream.rpc('eth_blockNumber'), hex(second.number));
+    } finally {
+      socket.close();
+      await upstream.close();
+      await proxy.close();
+      await anvil.stop();
+    }
+  });
+});
+
 describe('upstream mode refuses a datadir of another chain', () => {
   it('will not cache a chain in a datadir that holds an imported one', async () => {
     const servers = await serveTraceWorkload();
