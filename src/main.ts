@@ -17,6 +17,7 @@ import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
 import { UserError } from './core/errors.ts';
 import { ChainWriter } from './ingest/chainWriter.ts';
+import { openFollow } from './ingest/follower.ts';
 import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { toHex } from './primitives/hex.ts';
@@ -26,7 +27,7 @@ import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import type { ChainStore } from './store/types.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
-import { DEFAULT_UPSTREAM_LIMITS } from './upstream/client.ts';
+import { DEFAULT_UPSTREAM_LIMITS, redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
 
 /** Blocks behind the upstream's head after which a block is final, when it has no finalized tag (as anvil's tag lags). */
@@ -101,6 +102,8 @@ interface StartOptions {
   upstreamMaxConcurrent?: string;
   upstreamRps?: string;
   upstreamPollMs?: string;
+  follow?: boolean;
+  verifyStateRoot: boolean;
 }
 
 /** The app configuration of `start`'s flags, checked before anything is opened or created. */
@@ -178,20 +181,39 @@ function startConfig(o: StartOptions) {
           pollMs: count('upstream-poll-ms', o.upstreamPollMs, DEFAULT_UPSTREAM_POLL_MS),
           genesis: o.genesis === undefined ? null : readChainSpec(o.genesis),
         };
+  if (o.follow && upstream === null)
+    throw new UserError('--follow needs --upstream URL, the node whose chain to follow');
   if (upstream === null && o.genesis !== undefined)
     throw new UserError(
       '--genesis applies to --upstream (an imported chain takes it from `ethtrace import`)',
     );
+  if (o.follow && !upstream?.genesis)
+    throw new UserError("--follow needs --genesis FILE, the chain's genesis file (geth format)");
+  if (!o.verifyStateRoot && !o.follow)
+    throw new UserError('--no-verify-state-root applies to --follow (and to `ethtrace import`)');
+  if (o.follow && o.finalityDepth !== undefined)
+    throw new UserError('--finality-depth applies to --upstream without --follow');
+  const follow =
+    o.follow && upstream?.genesis
+      ? {
+          urls: upstream.urls,
+          limits: upstream.limits,
+          pollMs: upstream.pollMs,
+          genesis: upstream.genesis,
+          verifyStateRoot: o.verifyStateRoot,
+        }
+      : null;
   return {
     app: { host: o.host, port, limits },
     blockTime,
-    upstream,
+    upstream: follow ? null : upstream,
+    follow,
   };
 }
 
 async function startCommand(o: StartOptions): Promise<void> {
-  const { app: config, blockTime, upstream } = startConfig(o);
-  if (upstream) {
+  const { app: config, blockTime, upstream, follow } = startConfig(o);
+  if (upstream || follow) {
     refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
     if (blockTime !== undefined)
       throw new UserError('--block-time applies to a dev chain, not to --upstream');
@@ -223,11 +245,14 @@ async function startCommand(o: StartOptions): Promise<void> {
       },
       log,
     ));
-  const dev = source ? null : await openDevChain(datadir, devFlags);
-  const store = source?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
+  // A followed chain is an imported one, which this process also writes.
+  const followed = follow && (await openFollow(datadir, follow, log));
+  const dev = source || followed ? null : await openDevChain(datadir, devFlags);
+  const store =
+    source?.store ?? followed?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
-    if (!dev && !source) await checkStore(store, datadir);
+    if (!dev && !source && !followed) await checkStore(store, datadir);
     await checkSchema(store, datadir);
     if (blockTime !== undefined) {
       if (!dev)
@@ -261,13 +286,19 @@ async function startCommand(o: StartOptions): Promise<void> {
     const head = await store.getHead();
     if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
     if (source) process.stdout.write(`upstream ${upstream?.urls.join(', ')}: ${source.description}\n`);
-    const kind = dev ? 'dev ' : source ? 'upstream ' : '';
+    if (follow)
+      process.stdout.write(
+        `following ${follow.urls.map(redactUrl).join(', ')}: every block executed and verified${follow.verifyStateRoot ? '' : ' (state roots not compared)'}\n`,
+      );
+    const kind = dev ? 'dev ' : source ? 'upstream ' : followed ? 'followed ' : '';
     process.stdout.write(
       `ethtrace serving ${kind}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
         `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
         (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
     );
+    followed?.follower.start();
   } catch (e) {
+    await followed?.follower.stop();
     await dev?.service.stop();
     await app?.close();
     await store.close();
@@ -275,6 +306,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   }
   await stopRequested;
   process.stdout.write('stopping\n');
+  await followed?.follower.stop();
   await dev?.service.stop();
   await app.close();
   await store.close();
@@ -529,8 +561,14 @@ function program(): Command {
       )
       .option(
         '--genesis <file>',
-        "with --upstream: the chain's genesis file, for a node that cannot say its forks",
+        "with --upstream: the chain's genesis file, for a node that cannot say its forks (needed by --follow)",
       )
+      .option(
+        '--follow',
+        "with --upstream and --genesis: fetch, execute and verify every block of the upstream's chain into " +
+          'the datadir, keeping in step with its head (reorgs included); served as an imported chain',
+      )
+      .option('--no-verify-state-root', 'with --follow: accept state roots that differ (chains of dev nodes)')
       .option(
         '--finality-depth <blocks>',
         'with --upstream: blocks after which a block is final without a finalized tag (default 64)',

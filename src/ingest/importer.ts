@@ -79,9 +79,9 @@ type Outcome =
   | { skipped: false; number: bigint; txs: number; gasUsed: bigint };
 
 /**
- * The blocks of chain files, each decoded, checked against the chain in the store and executed
- * before the writer stores it. A failing block stops the import with its place in the file, the
- * check and both values; the blocks before it stay stored.
+ * The blocks of chain files (or of an upstream node, src/ingest/follower.ts), each decoded, checked
+ * against the chain in the store and executed before the writer stores it. A failing block stops the
+ * import with where it came from, the check and both values; the blocks before it stay stored.
  */
 export class Importer {
   private constructor(
@@ -94,21 +94,49 @@ export class Importer {
   }
 
   async importBlock(raw: RawBlock): Promise<Outcome> {
-    const writer = this.writer;
-    const common = writer.common;
+    const common = this.writer.common;
     const values = decodeValues(raw);
     const { number, timestamp } = numberAndTime(values, raw);
-    const headRef = writer.headRef;
-    if (headRef && number <= headRef.number) return this.checkStored(raw, number);
+    const headRef = this.writer.headRef;
+    if (headRef && number <= headRef.number) return this.checkStored(headerHash(raw.rlp), number, where(raw));
     common.setHardforkBy({ blockNumber: number, timestamp });
-    const block = decodeBlock(values, common, raw);
-    if (!headRef) {
-      if (number > 1n) throw unknownParent(raw, block, 'the store is empty');
+    return this.add(decodeBlock(values, common, raw), where(raw));
+  }
+
+  /**
+   * A block that came decoded (the follower's, from an upstream answer checked against its hash),
+   * imported as a file's block is: `source` names where it came from in every error.
+   */
+  async importDecoded(block: Block, source: string): Promise<Outcome> {
+    const { number, timestamp } = block.header;
+    const headRef = this.writer.headRef;
+    if (headRef && number <= headRef.number) return this.checkStored(block.hash(), number, source);
+    this.writer.common.setHardforkBy({ blockNumber: number, timestamp });
+    return this.add(block, source);
+  }
+
+  /** The newest block stored, which the next block must be the child of; null for an empty store. */
+  get head(): BlockRef | null {
+    return this.writer.headRef;
+  }
+
+  /** Removes the blocks after `number` (a reorg's unwind), the head and its state moving back to it. */
+  rewindTo(number: bigint): Promise<void> {
+    return this.writer.rewindTo(number);
+  }
+
+  /** A block past the head: genesis on an empty store, else the head's child, checked and executed. */
+  private async add(block: Block, source: string): Promise<Outcome> {
+    const writer = this.writer;
+    const common = writer.common;
+    const { number, timestamp } = block.header;
+    if (!writer.headRef) {
+      if (number > 1n) throw unknownParent(source, block, 'the store is empty');
       // An empty store starts from the genesis of the spec; a file may also carry block 0 itself.
-      const genesis = await this.genesis(number === 0n ? block : null, raw);
+      const genesis = await this.genesis(number === 0n ? block : null, source);
       if (number === 1n && !equalsBytes(block.header.parentHash, genesis.block.hash())) {
         throw new UserError(
-          `${where(raw)}: block 1 (${bytesToHex(block.hash())}) has parent ${bytesToHex(block.header.parentHash)}, but the genesis file makes genesis ${bytesToHex(genesis.block.hash())}`,
+          `${source}: block 1 (${bytesToHex(block.hash())}) has parent ${bytesToHex(block.header.parentHash)}, but the genesis file makes genesis ${bytesToHex(genesis.block.hash())}`,
         );
       }
       await writer.storeGenesis(genesis);
@@ -118,21 +146,20 @@ export class Importer {
     const parent = writer.headHeader;
     if (!parent) throw new Error('genesis was not stored');
     if (number !== parent.number + 1n)
-      throw unknownParent(raw, block, `the store ends at block ${parent.number}`);
+      throw unknownParent(source, block, `the store ends at block ${parent.number}`);
     try {
-      return await this.executeAndStore(block, parent, raw);
+      return await this.executeAndStore(block, parent, source);
     } catch (e) {
       await writer.discard();
       throw e;
     }
   }
 
-  private async checkStored(raw: RawBlock, number: bigint): Promise<Outcome> {
+  private async checkStored(hash: Uint8Array, number: bigint, source: string): Promise<Outcome> {
     const stored = await this.writer.store.getCanonicalHash(number);
-    const hash = headerHash(raw.rlp);
     if (stored && equalsBytes(stored, hash)) return { skipped: true, number };
     throw new UserError(
-      `${where(raw)}: block ${number} (${bytesToHex(hash)}) conflicts with block ${number} already stored (${stored ? bytesToHex(stored) : 'none'}); refusing to import a different chain into this datadir`,
+      `${source}: block ${number} (${bytesToHex(hash)}) conflicts with block ${number} already stored (${stored ? bytesToHex(stored) : 'none'}); refusing to import a different chain into this datadir`,
     );
   }
 
@@ -142,22 +169,22 @@ export class Importer {
    */
   private async genesis(
     fromFile: Block | null,
-    raw: RawBlock,
+    source: string,
   ): Promise<{ block: Block; stateRoot: Uint8Array }> {
     const ours = await this.writer.prepareGenesis();
     if (fromFile && this.verifyStateRoot && !equalsBytes(fromFile.hash(), ours.block.hash())) {
       throw new UserError(
-        `${where(raw)}: block 0 (${bytesToHex(fromFile.hash())}) is not the genesis of the given genesis file (${bytesToHex(ours.block.hash())})${describeHeaderDifference(fromFile.header, ours.block.header)}`,
+        `${source}: block 0 (${bytesToHex(fromFile.hash())}) is not the genesis of the given genesis file (${bytesToHex(ours.block.hash())})${describeHeaderDifference(fromFile.header, ours.block.header)}`,
       );
     }
     return { block: fromFile ?? ours.block, stateRoot: ours.stateRoot };
   }
 
-  private async executeAndStore(block: Block, parent: BlockHeader, raw: RawBlock): Promise<Outcome> {
+  private async executeAndStore(block: Block, parent: BlockHeader, source: string): Promise<Outcome> {
     const header = block.header;
     const fail: CheckFailure = (check, have, want) =>
       new UserError(
-        `${where(raw)}: block ${header.number} (${bytesToHex(block.hash())}) failed the ${check} check: header has ${show(have)}, expected ${show(want)}`,
+        `${source}: block ${header.number} (${bytesToHex(block.hash())}) failed the ${check} check: header has ${show(have)}, expected ${show(want)}`,
       );
     const common = this.writer.common;
     checkHeaderAgainstParent(block, parent, common, !this.verifyStateRoot, fail);
@@ -166,7 +193,7 @@ export class Importer {
       if (common.isActivatedEIP(4844)) block.validateBlobTransactions(parent);
     } catch (e) {
       throw new UserError(
-        `${where(raw)}: block ${header.number} (${bytesToHex(block.hash())}) is invalid: ${(e as Error).message}`,
+        `${source}: block ${header.number} (${bytesToHex(block.hash())}) is invalid: ${(e as Error).message}`,
       );
     }
     let result: BlockResult;
@@ -174,7 +201,7 @@ export class Importer {
       result = await this.writer.execute(block);
     } catch (e) {
       throw new UserError(
-        `${where(raw)}: block ${header.number} (${bytesToHex(block.hash())}) failed to execute: ${(e as Error).message}`,
+        `${source}: block ${header.number} (${bytesToHex(block.hash())}) failed to execute: ${(e as Error).message}`,
       );
     }
     checkExecution(header, result, this.verifyStateRoot, fail);
@@ -213,9 +240,9 @@ function decodeBlock(values: Uint8Array[][], common: Common, raw: RawBlock): Blo
   }
 }
 
-function unknownParent(raw: RawBlock, block: Block, why: string): UserError {
+function unknownParent(source: string, block: Block, why: string): UserError {
   return new UserError(
-    `${where(raw)}: block ${block.header.number} (${bytesToHex(block.hash())}) has an unknown parent ${bytesToHex(block.header.parentHash)}: ${why}`,
+    `${source}: block ${block.header.number} (${bytesToHex(block.hash())}) has an unknown parent ${bytesToHex(block.header.parentHash)}: ${why}`,
   );
 }
 
