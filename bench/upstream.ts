@@ -11,7 +11,8 @@
 //     byte for byte the imported chain's.
 //  2. eth_getBlockReceipts of the final block once cached, at one connection: upstream mode against
 //     the same chain imported into a datadir (same speed is the goal), and anvil --fork-url.
-// (env: BENCH_DELAY_MS, BENCH_COLD_RUNS, BENCH_WARM_RUNS, BENCH_SECONDS, BENCH_WARMUP_SECONDS)
+// (env: BENCH_DELAY_MS, BENCH_COLD_RUNS, BENCH_WARM_RUNS, BENCH_RECEIPTS_ROUNDS, BENCH_SECONDS,
+// BENCH_WARMUP_SECONDS)
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { tempDir } from '../test/support/cli.ts';
 import { type FaultProxy, startFaultProxy } from '../test/support/faultProxy.ts';
 import { buildGenesis } from '../test/support/genesis.ts';
 import { bigBlockChain } from './lib/bigBlock.ts';
+import type { LoadResult } from './lib/load.ts';
 import { type Child, startChild, startEthtrace } from './lib/process.ts';
 import {
   load,
@@ -44,6 +46,8 @@ const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 3);
 const WARM_RUNS = Number(process.env.BENCH_WARM_RUNS ?? 5);
 /** Blocks mined after the busy block: more than anvil's 64-block lag of `finalized`, so it is final. */
 const BLOCKS_AFTER = 70;
+/** Rounds of the receipts comparison (upstream mode, imported datadir), alternated. */
+const RECEIPTS_ROUNDS = Number(process.env.BENCH_RECEIPTS_ROUNDS ?? 3);
 /** ethtrace's head poll, made long so the proxy counts only the requests' own round trips. */
 const POLL_MS = 600_000;
 
@@ -330,9 +334,25 @@ async function main(): Promise<void> {
     if (firstReceipts.text !== (await post(imported.url, receiptsBody)))
       throw new Error('upstream mode answers other receipts than the imported chain');
     ourProxy.reset();
-    const receiptsUpstream = await load(server.url, receiptsBody, 1, server.process.pid);
+    // Alternated, the order swapped each round, so a change in the machine's load meets both alike.
+    const rounds: Array<{ upstream: LoadResult; imported: LoadResult }> = [];
+    for (let round = 0; round < RECEIPTS_ROUNDS; round++) {
+      const measureUpstream = () => load(server.url, receiptsBody, 1, server.process.pid);
+      const measureImported = () => load(imported.url, receiptsBody, 1, imported.process.pid);
+      if (round % 2 === 0) {
+        const upstream = await measureUpstream();
+        rounds.push({ upstream, imported: await measureImported() });
+      } else {
+        const importedResult = await measureImported();
+        rounds.push({ upstream: await measureUpstream(), imported: importedResult });
+      }
+      const last = rounds.at(-1) as { upstream: LoadResult; imported: LoadResult };
+      log(
+        `receipts round ${round + 1}: upstream mode ${last.upstream.requestsPerSecond.toFixed(0)} req/s, ` +
+          `imported ${last.imported.requestsPerSecond.toFixed(0)} req/s`,
+      );
+    }
     const upstreamLoadTrips = ourProxy.trips().requests;
-    const receiptsImported = await load(imported.url, receiptsBody, 1, imported.process.pid);
     await server.stop();
     const theirProxy = await countingProxy(anvil.url);
     stops.push(() => theirProxy.proxy.close());
@@ -350,7 +370,11 @@ async function main(): Promise<void> {
       summarise('200-call callMany, warm', many.ethtrace.warm, many.anvil.warm),
       {
         name: 'receipts, final block (p50)',
-        ours: { ms: receiptsUpstream.latency.p50, trips: upstreamLoadTrips, calls: upstreamLoadTrips },
+        ours: {
+          ms: median(rounds.map((r) => r.upstream.latency.p50)),
+          trips: upstreamLoadTrips,
+          calls: upstreamLoadTrips,
+        },
         theirs: {
           ms: receiptsFork.latency.p50,
           trips: againTheirs.trips.requests,
@@ -366,7 +390,14 @@ async function main(): Promise<void> {
     );
     const tripsRatio = coldMany.ours.trips / coldMany.theirs.trips;
     const timeRatio = coldMany.ours.ms / coldMany.theirs.ms;
-    const receiptsRatio = receiptsUpstream.requestsPerSecond / receiptsImported.requestsPerSecond;
+    const roundRatios = rounds.map((r) => r.upstream.requestsPerSecond / r.imported.requestsPerSecond);
+    const receiptsRatio = median(roundRatios);
+    const p50Ratio = median(rounds.map((r) => r.upstream.latency.p50 / r.imported.latency.p50));
+    // Server CPU per answer: what each costs the server, which other work on the machine disturbs
+    // far less than req/s (it takes the cores, not the cycles an answer needs).
+    const cpuPerAnswer = (r: LoadResult) =>
+      r.cpu.server === null ? Number.NaN : (r.cpu.server * r.seconds * 1e6) / r.requests;
+    const cpuRatio = median(rounds.map((r) => cpuPerAnswer(r.upstream) / cpuPerAnswer(r.imported)));
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
     const samples = (ts: Timed[]) => ts.map((t) => ms(t.ms)).join(', ');
     const first = (side: Side) => describeTrips((side.cold[0] as Timed).methods);
@@ -395,13 +426,18 @@ async function main(): Promise<void> {
         `(goal 0): ${met(warmTrips === 0)}; receipts: ${upstreamLoadTrips} during the load run (goal 0): ${met(upstreamLoadTrips === 0)}`,
       `  cold 200-call: round trips ×${tripsRatio.toFixed(3)} of anvil's (goal ≤ ×${GOAL_COLD_TRIPS}): ${met(tripsRatio <= GOAL_COLD_TRIPS)}; ` +
         `wall time ×${timeRatio.toFixed(2)} of anvil's (goal ≤ ×${GOAL_COLD_TIME}): ${met(timeRatio <= GOAL_COLD_TIME)}`,
-      `  receipts of final block ${number}, cached, 1 connection (${SECONDS} s after ${WARMUP_SECONDS} s warm-up):`,
+      `  receipts of final block ${number}, cached, 1 connection (${SECONDS} s after ${WARMUP_SECONDS} s warm-up; ` +
+        `${RECEIPTS_ROUNDS} rounds alternating upstream mode and imported):`,
       `  ${RESULT_HEADER}`,
-      `  ${resultRow('upstream mode (cached)', receiptsUpstream)}`,
-      `  ${resultRow('imported datadir', receiptsImported)}`,
+      ...rounds.flatMap((r, i) => [
+        `  ${resultRow(`round ${i + 1}: upstream mode (cached)`, r.upstream)}`,
+        `  ${resultRow(`round ${i + 1}: imported datadir`, r.imported)}`,
+      ]),
       `  ${resultRow('anvil --fork-url', receiptsFork)}`,
-      `  upstream/imported req/s ×${receiptsRatio.toFixed(2)}, p50 ×${(receiptsUpstream.latency.p50 / receiptsImported.latency.p50).toFixed(2)} ` +
-        `(goal: the same speed, req/s ≥ ×${GOAL_RECEIPTS}): ${met(receiptsRatio >= GOAL_RECEIPTS)}; ` +
+      `  upstream/imported req/s ×${receiptsRatio.toFixed(2)} (rounds ${roundRatios.map((r) => `×${r.toFixed(2)}`).join(', ')}), ` +
+        `p50 ×${p50Ratio.toFixed(2)}, medians (goal: the same speed, req/s ≥ ×${GOAL_RECEIPTS}): ${met(receiptsRatio >= GOAL_RECEIPTS)}`,
+      `  server CPU per answer: upstream mode ${median(rounds.map((r) => cpuPerAnswer(r.upstream))).toFixed(0)} µs, ` +
+        `imported ${median(rounds.map((r) => cpuPerAnswer(r.imported))).toFixed(0)} µs (×${cpuRatio.toFixed(2)}, median of rounds); ` +
         `first request ${ms(firstReceipts.ms)} ms, ${firstReceipts.trips.requests} round trips (anvil fork: ${ms(firstTheirs.ms)} ms, ` +
         `${firstTheirs.trips.requests}; then ${againTheirs.trips.requests} per request)`,
       '',
