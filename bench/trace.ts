@@ -22,13 +22,9 @@ import {
   SECONDS,
   WARMUP_SECONDS,
 } from './lib/rpc.ts';
+import { seedCalls } from './lib/seed.ts';
 
 const CONFORMANCE = join(import.meta.dirname, '..', '..', 'shared', 'conformance', 'execution-apis');
-
-const SEED = {
-  from: '0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f',
-  to: ['0xd46e8dd67c5d32be8058bb8eb970870f07244567', '0xd46e8dd67c5d32be8058bb8eb970870f07244568'],
-};
 
 const log = progressLog();
 
@@ -55,10 +51,7 @@ async function main(): Promise<void> {
     if (imported.code !== 0) throw new Error(imported.stderr);
     const seedServer = await startEthtrace(conformance);
     stops.push(seedServer.stop);
-    const seedBody = rpcBody('trace_callMany', [
-      SEED.to.map((to, i) => [{ from: SEED.from, to, value: `0x${(i + 1).toString(16)}` }, ['trace']]),
-      'latest',
-    ]);
+    const seedBody = rpcBody('trace_callMany', [seedCalls().map((call) => [call, ['trace']]), 'latest']);
     const seed1 = await load(seedServer.url, seedBody, 1, seedServer.process.pid);
     const seed16 = await load(seedServer.url, seedBody, 16, seedServer.process.pid);
     lines.push(HEADER, row('seed example, ethtrace', seed1), row('seed example, ethtrace', seed16));

@@ -50,7 +50,7 @@ export class PrefetchingClient implements ExecutionClient {
         return this.calls(
           j.blockHash,
           j.calls.map((c) => c.call),
-          j,
+          overridesOf(j),
         );
       }
       case 'call':
@@ -61,7 +61,7 @@ export class PrefetchingClient implements ExecutionClient {
       }
       case 'debugTraceCall': {
         const j = job as JobPayload<'debugTraceCall'>;
-        return this.calls(j.blockHash, [j.call], j);
+        return this.calls(j.blockHash, [j.call], overridesOf(j));
       }
       case 'replayBlock':
       case 'replayBlockPart':
@@ -118,6 +118,22 @@ export class PrefetchingClient implements ExecutionClient {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/**
+ * Only the overrides of a job: the job itself holds every call (and a part its indices), which would
+ * make each remembered key as long as the request (tens of KB for 200 calls: V8 hashes such strings
+ * by length alone, so lookups compare them whole) and differ between a request's parts and its
+ * serial run.
+ */
+function overridesOf(job: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides }): {
+  stateOverrides?: StateOverrides;
+  blockOverrides?: BlockOverrides;
+} {
+  return {
+    ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
+    ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
+  };
 }
 
 /** A stable text of plain data with bytes and bigints (a call, overrides), to remember it by. */
