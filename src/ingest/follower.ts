@@ -10,8 +10,10 @@ import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { checkStore } from '../store/lmdb/check.ts';
 import { openLmdbStore } from '../store/lmdb/index.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
-import { type RpcCall, UpstreamClient, type UpstreamLimits } from '../upstream/client.ts';
+import { UpstreamClient, type UpstreamLimits } from '../upstream/client.ts';
+import { NewHeadsDoorbell } from '../upstream/newHeads.ts';
 import { UPSTREAM_CHAIN_META } from '../upstream/open.ts';
+import { fetchUncleHeaders } from '../upstream/uncles.ts';
 import { blockFromRpc, headerFromRpc, VERIFICATION_FAILED } from '../upstream/verify.ts';
 import { Importer } from './importer.ts';
 
@@ -124,6 +126,7 @@ export class Follower {
   private stopping = false;
   private running: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  private doorbell: NewHeadsDoorbell | null = null;
   private identityChecked = false;
   /** The upstream's head as last seen; asked for again once our head reaches it. */
   private target: BlockRef | null = null;
@@ -187,6 +190,12 @@ export class Follower {
   start(): void {
     if (this.running !== null) return;
     this.progress.started = performance.now();
+    // A ws(s):// upstream's newHeads wakes the poll at once; polling goes on beside it.
+    const subscribeUrl = this.config.urls.find((url) => /^wss?:\/\//i.test(url));
+    if (subscribeUrl !== undefined) {
+      this.doorbell = new NewHeadsDoorbell(subscribeUrl, () => this.wake?.(), this.log);
+      this.doorbell.start();
+    }
     this.running = this.run().catch((e: unknown) => {
       this.error = e instanceof Error ? e : new Error(String(e));
     });
@@ -195,6 +204,7 @@ export class Follower {
   /** Stops following: a block being stored is finished first; fetches under way are abandoned. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.doorbell?.stop();
     this.wake?.();
     await this.client.close();
     await this.running;
@@ -446,40 +456,11 @@ export class Follower {
       if (outcome.result === null) break;
       answers.push(outcome.result as Record<string, unknown>);
     }
-    const uncles = await this.uncleHeaders(answers);
+    const uncles = await fetchUncleHeaders(this.client, answers);
     const blocks: Block[] = [];
     for (const [i, json] of answers.entries())
       blocks.push(await blockFromRpc(json, this.rules, numbers[i] as bigint, uncles[i]));
     return blocks;
-  }
-
-  /**
-   * The uncle headers each block lists (pre-merge blocks), which its uncles hash commits to and its
-   * body carries: one batch of eth_getUncleByBlockHashAndIndex for all of them.
-   */
-  private async uncleHeaders(
-    blocks: ReadonlyArray<Record<string, unknown>>,
-  ): Promise<Array<unknown[] | undefined>> {
-    const calls: RpcCall[] = [];
-    const counts = blocks.map((json) => {
-      const listed = Array.isArray(json.uncles) ? json.uncles.length : 0;
-      for (let i = 0; i < listed; i++)
-        calls.push({ method: 'eth_getUncleByBlockHashAndIndex', params: [json.hash, quantityToHex(i)] });
-      return listed;
-    });
-    if (calls.length === 0) return blocks.map(() => undefined);
-    const outcomes = await this.client.batch(calls);
-    let next = 0;
-    return counts.map((count, b) => {
-      if (count === 0) return undefined;
-      const headers = outcomes.slice(next, next + count).map((o, i) => {
-        if (!o.ok || o.result === null)
-          throw new Unavailable(`the upstream did not give uncle ${i} of block ${String(blocks[b]?.hash)}`);
-        return o.result;
-      });
-      next += count;
-      return headers;
-    });
   }
 
   /** Our canonical blocks `from`..`to`, as the store holds them. */

@@ -326,7 +326,9 @@ export class UpstreamClient {
         ? FIRST_COOLDOWN_MS
         : Math.min(MAX_COOLDOWN_MS, endpoint.cooldownMs * 2);
       endpoint.downUntil = now + endpoint.cooldownMs;
-      this.log(`upstream ${endpoint.label} failed (${reason}); set aside for ${endpoint.cooldownMs} ms`);
+      // Once per outage: the cooldowns that follow (doubling) would repeat it every few seconds.
+      if (endpoint.healthy)
+        this.log(`upstream ${endpoint.label} failed (${reason}); set aside, tried again with growing pauses`);
     }
     endpoint.healthy = false;
     return { kind: 'fault', reason };

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { redactUrl } from './client.ts';
 import { describeNetworkError } from './transports.ts';
 
 /** Reconnection backoff after the subscription's socket closes: first wait, and the cap. */
@@ -61,11 +62,11 @@ export class NewHeadsDoorbell {
           this.subscribed = true;
           this.warned = false;
           this.waitMs = RECONNECT_FIRST_MS;
-          this.log(`upstream head: newHeads subscription on ${this.url}`);
+          this.log(`upstream head: newHeads subscription on ${redactUrl(this.url)}`);
         } else {
           // A node without subscriptions: polling alone follows its head.
           this.log(
-            `upstream head: ${this.url} refused newHeads (${String(message.error?.message)}); polling only`,
+            `upstream head: ${redactUrl(this.url)} refused newHeads (${String(message.error?.message)}); polling only`,
           );
           this.stopped = true;
           socket.close();
@@ -83,7 +84,7 @@ export class NewHeadsDoorbell {
       if (was || !this.warned) {
         this.warned = true;
         this.log(
-          `upstream head: no newHeads subscription on ${this.url} (${failure || reason.toString() || 'closed'}); polling until it is back`,
+          `upstream head: no newHeads subscription on ${redactUrl(this.url)} (${failure || reason.toString() || 'closed'}); polling until it is back`,
         );
       }
       this.timer = setTimeout(() => this.open(), this.waitMs);

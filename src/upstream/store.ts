@@ -17,6 +17,7 @@ import type {
   UpstreamCache,
 } from '../store/types.ts';
 import type { RpcCall, UpstreamClient } from './client.ts';
+import { fetchUncleHeaders } from './uncles.ts';
 import { accountFromProof, blockFromRpc, receiptsFromRpc } from './verify.ts';
 
 // Header field positions in the consensus encoding.
@@ -385,7 +386,8 @@ export class UpstreamStore implements ChainStore {
   }
 
   private async acceptBlockJson(json: Record<string, unknown>, expectedHash?: Uint8Array): Promise<Block> {
-    const block = await blockFromRpc(json, this.rules, expectedHash, await this.uncleHeaders(json));
+    const [uncles] = await fetchUncleHeaders(this.client, [json]);
+    const block = await blockFromRpc(json, this.rules, expectedHash, uncles);
     const hash = block.hash();
     if ((await this.cache.getBlockNumber(hash)) === null) {
       await this.cache.putBlock({
@@ -397,27 +399,6 @@ export class UpstreamStore implements ChainStore {
       });
     }
     return block;
-  }
-
-  /**
-   * The headers of the uncles a pre-merge block lists, which its sha3Uncles commits to and its block
-   * body carries; blockFromRpc checks them against the block. An upstream that cannot give one cannot
-   * give the block.
-   */
-  private async uncleHeaders(json: Record<string, unknown>): Promise<unknown[] | undefined> {
-    const listed = json.uncles;
-    if (!Array.isArray(listed) || listed.length === 0) return undefined;
-    const outcomes = await this.client.batch(
-      listed.map((_, i) => ({
-        method: 'eth_getUncleByBlockHashAndIndex',
-        params: [json.hash, quantityToHex(i)],
-      })),
-    );
-    return outcomes.map((o, i) => {
-      if (!o.ok || o.result === null)
-        throw new Unavailable(`upstream did not give uncle ${i} of block ${String(json.hash)}`);
-      return o.result;
-    });
   }
 
   /** The block's receipts from the upstream, checked against its header, rendered and cached. */

@@ -266,6 +266,26 @@ describe('following anvil, state roots not compared', () => {
     }
   });
 
+  it('over a ws:// upstream, follows a new block at once on its newHeads (no polling)', async () => {
+    const datadir = tempDir('ethtrace-follow-ws-');
+    // Polling every ten minutes, after the first look: only the subscription can bring the new block.
+    const ws = await startFollowServer([proxy.wsUrl], {
+      genesis: servers.anvil.genesisPath,
+      verifyStateRoot: false,
+      pollMs: 600_000,
+      datadir: datadir.path,
+    });
+    try {
+      await ws.reaches(BigInt(await servers.anvil.rpc<string>('eth_blockNumber')));
+      await ws.logged(/newHeads subscription on/);
+      const block = await mineBlock(servers.anvil, [await transfer()]);
+      await ws.reaches(block.number, block.hash);
+    } finally {
+      await ws.close();
+      datadir.cleanup();
+    }
+  });
+
   it('keeps serving while the upstream is down, and catches up once it is back', async () => {
     const before = await follower.rpc<string>('eth_blockNumber');
     await proxy.stop();
