@@ -404,11 +404,16 @@ export class UpstreamStore implements ChainStore {
   /** The block's receipts from the upstream, checked against its header, rendered and cached. */
   private fetchReceipts(blockHash: Uint8Array): Promise<boolean> {
     return this.once(`receipts:${bytesKey(blockHash)}`, async () => {
+      // With eth_getBlockReceipts the receipts are asked for beside the block: one round trip, not two.
+      const byBlock = this.capabilities.blockReceipts
+        ? this.client.request('eth_getBlockReceipts', [toHex(blockHash)])
+        : null;
+      byBlock?.catch(() => {});
       const block = await this.block(blockHash);
       if (!block) return false;
       let json: unknown;
-      if (this.capabilities.blockReceipts) {
-        json = await this.client.request('eth_getBlockReceipts', [toHex(blockHash)]);
+      if (byBlock) {
+        json = await byBlock;
       } else {
         const outcomes = await this.client.batch(
           block.transactions.map((tx) => ({
