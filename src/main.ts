@@ -285,7 +285,8 @@ async function startCommand(o: StartOptions): Promise<void> {
     const key = o.auth ? (shownKey ?? '<API_KEY>') : (shownKey ?? 'any-key');
     const head = await store.getHead();
     if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
-    if (source) process.stdout.write(`upstream ${upstream?.urls.map(redactUrl).join(', ')}: ${source.description}\n`);
+    if (source)
+      process.stdout.write(`upstream ${upstream?.urls.map(redactUrl).join(', ')}: ${source.description}\n`);
     if (follow)
       process.stdout.write(
         `following ${follow.urls.map(redactUrl).join(', ')}: every block executed and verified${follow.verifyStateRoot ? '' : ' (state roots not compared)'}\n`,

@@ -48,6 +48,40 @@ export const MAX_PARAMS_DEPTH = 100;
  */
 const MAX_ERROR_MESSAGE_CHARS = 16 * 1024;
 
+/** One call of a body, as the gate sees it (params unparsed: methods parse their own). */
+export interface CallInfo {
+  method: string;
+  params: unknown;
+}
+
+/** A gate's refusal of a whole body: every request in it is answered with `error`. */
+export interface Refusal {
+  /** The HTTP status of the answer (429, 403); over WebSocket only the error travels. */
+  httpStatus: number;
+  error: WireError;
+  /** Extra HTTP headers (Retry-After). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * What the transport puts around one body: its access policy (keys, credits, allow-lists) decides on
+ * the calls before any runs, and its metrics and logs hear how each call ended. The envelope knows
+ * no keys or metrics; src/app.ts supplies this per request.
+ */
+export interface CallGate {
+  /** Before anything runs, with the body's well-formed calls in order; a refusal answers the body. */
+  admit?(calls: readonly CallInfo[]): Refusal | null | Promise<Refusal | null>;
+  /** Once per answered call (notifications included): null for a result, else the error's code. */
+  answered?(call: CallInfo, code: number | null, ms: number): void;
+}
+
+/** The answer to a body: `chunks` null means "send no body"; the HTTP status is 200 unless refused. */
+export interface EnvelopeAnswer {
+  chunks: ResponseChunks | null;
+  httpStatus: number;
+  headers?: Record<string, string>;
+}
+
 /** An id as it goes on the wire: its JSON text. */
 type IdJson = string;
 const NULL_ID: IdJson = 'null';
@@ -64,40 +98,51 @@ export class RpcEnvelope<S> {
     private readonly onInternalError: (e: unknown, method: string) => void,
   ) {}
 
-  /** `subscriber` is the WebSocket connection the body came on (null over HTTP). */
-  async handle(body: string, subscriber: Subscriber | null = null): Promise<ResponseChunks | null> {
+  /**
+   * `subscriber` is the WebSocket connection the body came on (null over HTTP); `gate` the
+   * transport's policy and observers for this body.
+   */
+  async handle(
+    body: string,
+    subscriber: Subscriber | null = null,
+    gate: CallGate | null = null,
+  ): Promise<EnvelopeAnswer> {
     const context = { ...this.context, subscriber };
     let message: unknown;
     try {
       message = JSON.parse(body);
     } catch {
-      return errorResponse(NULL_ID, { code: PARSE_ERROR, message: 'parse error' });
+      return ok(errorResponse(NULL_ID, { code: PARSE_ERROR, message: 'parse error' }));
     }
     // Numeric ids do not survive JSON.parse exactly (1e400, 30-digit integers): echo their source.
     const raw = hasNumericId(message) ? rawIds(body) : undefined;
     if (!Array.isArray(message)) {
-      const answer = await this.handleOne(message, context, typeof raw === 'string' ? raw : undefined);
-      return answer && this.bounded(answer.chunks, answer.id);
+      const refusal = await this.admit(gate, [message]);
+      if (refusal) return refused(refusal, [message], [typeof raw === 'string' ? raw : undefined], false);
+      const answer = await this.handleOne(message, context, typeof raw === 'string' ? raw : undefined, gate);
+      return ok(answer && this.bounded(answer.chunks, answer.id));
     }
     const raws = Array.isArray(raw) ? raw : [];
     if (message.length === 0)
-      return errorResponse(NULL_ID, { code: INVALID_REQUEST, message: 'empty batch' });
+      return ok(errorResponse(NULL_ID, { code: INVALID_REQUEST, message: 'empty batch' }));
     if (message.length > this.limits.maxBatchSize) {
-      return [
+      return ok([
         '[',
         ...errorResponse(idJson(message[0], raws[0]), {
           code: INVALID_REQUEST,
           message: `batch too large: ${message.length} requests, at most ${this.limits.maxBatchSize}`,
         }),
         ']',
-      ];
+      ]);
     }
+    const refusal = await this.admit(gate, message);
+    if (refusal) return refused(refusal, message, raws, true);
     const limit = this.limits.maxResponseBytes ?? Number.POSITIVE_INFINITY;
     let total = 0;
     const run = () =>
       Promise.all(
         message.map(async (m, i) => {
-          const answer = await this.handleOne(m, context, raws[i]);
+          const answer = await this.handleOne(m, context, raws[i], gate);
           if (!answer) return null;
           // Counted as each answer completes: the first to take the batch past the limit, and all
           // after it, are replaced, so the body stays bounded whatever order they finish in.
@@ -113,9 +158,20 @@ export class RpcEnvelope<S> {
       if (!answer) continue;
       out.push(out.length === 0 ? '[' : ',', ...answer);
     }
-    if (out.length === 0) return null;
+    if (out.length === 0) return ok(null);
     out.push(']');
-    return out;
+    return ok(out);
+  }
+
+  /** The gate's word on the body's well-formed calls (malformed ones are answered as such, free). */
+  private async admit(gate: CallGate | null, requests: readonly unknown[]): Promise<Refusal | null> {
+    if (!gate?.admit) return null;
+    const calls: CallInfo[] = [];
+    for (const r of requests) {
+      const call = wellFormed(r);
+      if (call) calls.push(call);
+    }
+    return calls.length === 0 ? null : gate.admit(calls);
   }
 
   private bounded(chunks: ResponseChunks, id: IdJson): ResponseChunks {
@@ -127,7 +183,9 @@ export class RpcEnvelope<S> {
     request: unknown,
     context: MethodContext<S>,
     rawId: string | undefined,
+    gate: CallGate | null,
   ): Promise<{ id: IdJson; chunks: ResponseChunks } | null> {
+    const started = gate?.answered ? performance.now() : 0;
     if (typeof request !== 'object' || request === null || Array.isArray(request)) {
       return {
         id: NULL_ID,
@@ -146,28 +204,64 @@ export class RpcEnvelope<S> {
     }
     const method = Object.hasOwn(this.methods, r.method) ? this.methods[r.method] : undefined;
     let answer: ResponseChunks;
+    let code: number | null = null;
     if (!method) {
+      code = METHOD_NOT_FOUND;
       answer = errorResponse(id, {
-        code: METHOD_NOT_FOUND,
+        code,
         message: `the method ${boundedText(r.method)} does not exist/is not available`,
       });
     } else if (tooDeep(r.params, MAX_PARAMS_DEPTH)) {
+      code = INVALID_PARAMS;
       answer = errorResponse(id, {
-        code: INVALID_PARAMS,
+        code,
         message: `invalid params: nested more than ${MAX_PARAMS_DEPTH} levels deep`,
       });
     } else {
       try {
         answer = resultResponse(id, await method.run(r.params, context));
       } catch (e) {
-        answer = errorResponse(
-          id,
-          toWireError(e, (err) => this.onInternalError(err, r.method as string)),
-        );
+        const error = toWireError(e, (err) => this.onInternalError(err, r.method as string));
+        code = error.code;
+        answer = errorResponse(id, error);
       }
     }
+    gate?.answered?.({ method: r.method, params: r.params }, code, performance.now() - started);
     return isNotification ? null : { id, chunks: answer };
   }
+}
+
+function ok(chunks: ResponseChunks | null): EnvelopeAnswer {
+  return { chunks, httpStatus: 200 };
+}
+
+/** Every request of the body answered with the refusal's error (notifications with nothing). */
+function refused(
+  refusal: Refusal,
+  requests: readonly unknown[],
+  raws: ReadonlyArray<string | undefined>,
+  batch: boolean,
+): EnvelopeAnswer {
+  const answers: ResponseChunks[] = [];
+  for (const [i, r] of requests.entries()) {
+    const isNotification = typeof r === 'object' && r !== null && !Array.isArray(r) && !('id' in r);
+    if (!isNotification) answers.push(errorResponse(idJson(r, raws[i]), refusal.error));
+  }
+  const chunks: ResponseChunks | null =
+    answers.length === 0
+      ? null
+      : batch
+        ? ['[', ...answers.flatMap((a, i) => (i === 0 ? a : [',', ...a])), ']']
+        : (answers[0] ?? null);
+  return { chunks, httpStatus: refusal.httpStatus, ...(refusal.headers && { headers: refusal.headers }) };
+}
+
+/** A request that will reach a method (or method-not-found): a JSON-RPC 2.0 object with a method name. */
+function wellFormed(request: unknown): CallInfo | null {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return null;
+  const r = request as Record<string, unknown>;
+  if (r.jsonrpc !== '2.0' || typeof r.method !== 'string' || r.method === '' || !validId(r.id)) return null;
+  return { method: r.method, params: r.params };
 }
 
 function validId(id: unknown): boolean {

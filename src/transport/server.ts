@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { WebSocketLimits } from '../config/limits.ts';
 import type { Subscriber } from '../core/subscriber.ts';
-import type { ResponseChunks } from '../rpc/envelope.ts';
+import type { EnvelopeAnswer } from '../rpc/envelope.ts';
 import { KEY_RELOAD_MS, type KeyRing } from './apiKeys.ts';
 
 export interface TransportLimits {
@@ -32,7 +32,18 @@ export interface TransportOptions {
   keys: KeyRing | null;
   limits: TransportLimits;
   /** `connection` is the WebSocket a message came on; null for HTTP. */
-  handle(body: string, connection: Subscriber | null): Promise<ResponseChunks | null>;
+  handle(body: string, connection: Subscriber | null, request: RequestInfo): Promise<EnvelopeAnswer>;
+}
+
+/** Who sent a body, for the access policy, metrics and logs (src/app.ts). */
+export interface RequestInfo {
+  transport: 'http' | 'ws';
+  /** The API key of the URL; null when the server runs without keys. */
+  key: string | null;
+  /** The client's address (IPv4-mapped IPv6 written as IPv4). */
+  address: string;
+  /** The HTTP request, or the WebSocket's upgrade request: its headers (Origin, User-Agent, Authorization). */
+  headers: IncomingMessage['headers'];
 }
 
 export interface Listening {
@@ -152,15 +163,24 @@ export class RpcServer {
     if (declared > limit) return refuseBody(req, res, `content length too large (${declared}>${limit})\n`);
     const body = await readBody(req, limit);
     if (body === null) return refuseBody(req, res, `content length too large (>${limit})\n`);
-    const answer = await this.opts.handle(body, null);
-    if (answer === null) {
-      res.writeHead(200, { 'content-length': '0' });
+    const answer = await this.opts.handle(body, null, {
+      transport: 'http',
+      key: route.key,
+      address: clientAddress(req),
+      headers: req.headers,
+    });
+    if (answer.chunks === null) {
+      res.writeHead(answer.httpStatus, { ...answer.headers, 'content-length': '0' });
       res.end();
       return;
     }
-    const buffers = answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c));
+    const buffers = answer.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c));
     const length = buffers.reduce((n, b) => n + b.byteLength, 0);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(length) });
+    res.writeHead(answer.httpStatus, {
+      ...answer.headers,
+      'content-type': 'application/json',
+      'content-length': String(length),
+    });
     // One writev for headers and all chunks instead of a syscall per chunk.
     res.socket?.cork();
     for (const b of buffers) res.write(b);
@@ -182,10 +202,13 @@ export class RpcServer {
       refuse(socket, 429, `too many WebSocket connections from ${address} (at most ${max})\n`);
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.serveSocket(ws, address, route.key));
+    this.wss.handleUpgrade(req, socket, head, (ws) =>
+      this.serveSocket(ws, { transport: 'ws', key: route.key, address, headers: req.headers }),
+    );
   }
 
-  private serveSocket(ws: WebSocket, address: string, key: string | null): void {
+  private serveSocket(ws: WebSocket, request: RequestInfo): void {
+    const { address, key } = request;
     track(this.byAddress, address, ws);
     if (key !== null) track(this.byKey, key, ws);
     const { maxBufferedBytes } = this.opts.limits.webSocket;
@@ -218,9 +241,9 @@ export class RpcServer {
       }
       const text = isBinary ? Buffer.from(message as Buffer).toString('utf8') : message.toString();
       this.opts
-        .handle(text, connection)
-        .then((answer) => {
-          if (answer) send(Buffer.concat(answer.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
+        .handle(text, connection, request)
+        .then(({ chunks }) => {
+          if (chunks) send(Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
         })
         .catch(() => ws.close(1011, 'internal error'));
     });

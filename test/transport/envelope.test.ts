@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { RequestFailed } from '../../src/core/errors.ts';
-import { RpcEnvelope } from '../../src/rpc/envelope.ts';
+import { type ResponseChunks, RpcEnvelope } from '../../src/rpc/envelope.ts';
 import { method } from '../../src/rpc/method.ts';
 import { importConformanceChain, type RunningServer, startServer, TEST_KEY } from '../support/server.ts';
 
@@ -373,7 +373,7 @@ describe('the envelope with failing methods', () => {
     () => {},
   );
   const answer = async (body: unknown) => {
-    const chunks = await envelope.handle(JSON.stringify(body));
+    const { chunks } = await envelope.handle(JSON.stringify(body));
     assert.ok(chunks);
     return JSON.parse(
       Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString(),
@@ -388,5 +388,102 @@ describe('the envelope with failing methods', () => {
   it('passes a method error through with its code, message and data', async () => {
     const a = await answer({ jsonrpc: '2.0', id: 1, method: 'refuse' });
     assert.deepEqual(a.error, { code: -32000, message: 'not today', data: { why: 'testing' } });
+  });
+});
+
+describe('the envelope with a gate', () => {
+  const envelope = new RpcEnvelope(
+    {
+      echo: method([], async () => 'ok'),
+      refuse: method([], () => {
+        throw new RequestFailed('not today');
+      }),
+    },
+    { services: {} },
+    { maxBatchSize: 10 },
+    () => {},
+  );
+  const text = (chunks: ResponseChunks | null) =>
+    chunks && Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString();
+  const refusal = {
+    httpStatus: 429,
+    error: { code: -32005, message: 'slow down' },
+    headers: { 'retry-after': '1' },
+  };
+
+  it('hands the gate the well-formed calls before any runs, and each outcome after', async () => {
+    const admitted: unknown[] = [];
+    const answered: unknown[] = [];
+    const answer = await envelope.handle(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'echo', params: [] },
+        { jsonrpc: '2.0', id: 2, method: 'refuse' },
+        { jsonrpc: '2.0', id: 3, method: 'nope' },
+        { id: 4, method: 'echo' },
+        { jsonrpc: '2.0', method: 'echo' },
+      ]),
+      null,
+      {
+        admit: (calls) => {
+          admitted.push(...calls);
+          return null;
+        },
+        answered: (call, code) => answered.push([call.method, code]),
+      },
+    );
+    assert.deepEqual(admitted, [
+      { method: 'echo', params: [] },
+      { method: 'refuse', params: undefined },
+      { method: 'nope', params: undefined },
+      { method: 'echo', params: undefined },
+    ]);
+    // The malformed request is answered -32600 and heard by no one; the notification is heard.
+    // Outcomes come as calls finish: compared in a fixed order.
+    assert.deepEqual(answered.map((a) => JSON.stringify(a)).sort(), [
+      '["echo",null]',
+      '["echo",null]',
+      '["nope",-32601]',
+      '["refuse",-32000]',
+    ]);
+    assert.equal(answer.httpStatus, 200);
+    assert.equal(JSON.parse(text(answer.chunks) ?? '').length, 4);
+  });
+
+  it('answers every request of a refused body with the refusal, its status and headers, and runs none', async () => {
+    let ran = 0;
+    const gate = { admit: () => refusal, answered: () => ran++ };
+    const single = await envelope.handle(
+      JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'echo' }),
+      null,
+      gate,
+    );
+    assert.deepEqual(
+      { status: single.httpStatus, headers: single.headers, body: JSON.parse(text(single.chunks) ?? '') },
+      {
+        status: 429,
+        headers: { 'retry-after': '1' },
+        body: { jsonrpc: '2.0', id: 7, error: { code: -32005, message: 'slow down' } },
+      },
+    );
+    // A raw body: the large numeric id must come back as its source text.
+    const batch = await envelope.handle(
+      '[{"jsonrpc":"2.0","id":"a","method":"echo"},{"jsonrpc":"2.0","method":"echo"},' +
+        '{"jsonrpc":"2.0","id":12345678901234567890123,"method":"echo"}]',
+      null,
+      gate,
+    );
+    assert.equal(batch.httpStatus, 429);
+    assert.equal(
+      text(batch.chunks),
+      '[{"jsonrpc":"2.0","id":"a","error":{"code":-32005,"message":"slow down"}},' +
+        '{"jsonrpc":"2.0","id":12345678901234567890123,"error":{"code":-32005,"message":"slow down"}}]',
+    );
+    assert.equal(ran, 0);
+  });
+
+  it('asks no gate about a body with no well-formed call', async () => {
+    const answer = await envelope.handle('{"id":1}', null, { admit: () => refusal });
+    assert.equal(answer.httpStatus, 200);
+    assert.match(text(answer.chunks) ?? '', /-32600/);
   });
 });
