@@ -5,7 +5,7 @@ import { describeForLog, UserError } from './core/errors.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
 import { PrefetchingClient } from './exec/prefetch.ts';
-import { RpcEnvelope } from './rpc/envelope.ts';
+import { type CallGate, RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import { withPassThrough } from './rpc/methods/passThrough.ts';
 import type { Services } from './rpc/services.ts';
@@ -22,7 +22,8 @@ import { SubscriptionService } from './services/subscriptions.ts';
 import { TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
-import { type Listening, RpcServer } from './transport/server.ts';
+import { combineGates } from './transport/gate.ts';
+import { type Listening, type RequestInfo, RpcServer } from './transport/server.ts';
 import type { UpstreamSource, UpstreamWorkerSource } from './upstream/open.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
@@ -61,6 +62,8 @@ export async function buildApp(
     /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
     upstream?: UpstreamSource;
     log?: (line: string) => void;
+    /** The gate of one body (src/transport/gate.ts), from who sent it. */
+    gateFor?: (request: RequestInfo) => CallGate | null;
   },
 ): Promise<App> {
   const spec = await readStoredSpec(deps.store);
@@ -131,7 +134,10 @@ export async function buildApp(
     port: config.port,
     keys: config.keys,
     limits: { maxBodyBytes: limits.requests.maxBodyBytes, webSocket: limits.webSocket },
-    handle: (body, connection) => envelope.handle(body, connection),
+    // The per-body gate: access policy (keys, credits, allow-lists) and observers (metrics, logs)
+    // join here as combineGates(...) of each part's gate for the request.
+    handle: (body, connection, request) =>
+      envelope.handle(body, connection, combineGates(deps.gateFor?.(request))),
   });
   return {
     listen: () => server.listen(),

@@ -1,0 +1,23 @@
+import type { CallGate, CallInfo, Refusal } from '../rpc/envelope.ts';
+
+/**
+ * Several gates as one: admitted only when every gate admits (the first refusal answers, and the
+ * gates after it are not asked), and every gate hears every outcome. The access policy comes first,
+ * so what it refuses costs no other gate anything.
+ */
+export function combineGates(...gates: ReadonlyArray<CallGate | null | undefined>): CallGate | null {
+  const present = gates.filter((g): g is CallGate => g !== null && g !== undefined);
+  if (present.length <= 1) return present[0] ?? null;
+  return {
+    async admit(calls: readonly CallInfo[]): Promise<Refusal | null> {
+      for (const gate of present) {
+        const refusal = gate.admit ? await gate.admit(calls) : null;
+        if (refusal) return refusal;
+      }
+      return null;
+    },
+    answered(call, code, ms) {
+      for (const gate of present) gate.answered?.(call, code, ms);
+    },
+  };
+}
