@@ -142,7 +142,7 @@ export class RpcServer {
     if (key === '' || key.includes('/')) return { ok: false, status: 401, text: KEY_MISSING };
     const check = this.opts.keys?.check(key, req.headers.authorization);
     if (check && !check.ok) {
-      // A key that requires its secret is told apart from an unknown one only by the message.
+      // Infura's wording: a missing or wrong secret says so, and a client knows to send one.
       const secret = check.problem === 'secret';
       return {
         ok: false,

@@ -49,8 +49,8 @@ describe('MemoryLedger', () => {
     assert.equal(refused.resetAt, Date.parse('2026-03-02T00:00:00Z'));
     // A refusal for the day spends the key's day: its WebSockets close.
     assert.equal(ledger.exhausted('k', limits), true);
-    // A cheaper call still fits (the quota is never exceeded, not merely reached).
-    assert.deepEqual(ledger.take('k', 5, limits), { ok: true });
+    // The day is spent: a cheaper call that would fit is refused too, until 00:00 UTC.
+    assert.equal((ledger.take('k', 5, limits) as { reason?: string }).reason, 'day');
     c.t = Date.parse('2026-03-02T00:00:00Z');
     assert.equal(ledger.exhausted('k', limits), false);
     for (let i = 0; i < 5; i++) assert.deepEqual(ledger.take('k', 80, limits), { ok: true });

@@ -186,7 +186,11 @@ export class MemoryCounters implements SharedCounters {
 /** Per key, what this process alone saw, for `current_rps` and for closing sockets. */
 interface LocalKey {
   window: RateWindow;
-  /** The UTC day on which a body was refused for the day: the key is spent until 00:00 UTC. */
+  /**
+   * The UTC day on which a body was refused for the day: the key is spent until 00:00 UTC, and
+   * every body is refused (a cheaper one would still fit, but a key whose WebSockets were closed
+   * for its day is not half open on HTTP).
+   */
   refusedDay: number;
   dayUsed: number;
 }
@@ -212,13 +216,15 @@ export class MemoryLedger implements Ledger {
 
   take(keyId: string, credits: number, limits: KeyLimits): Decision {
     const local = localOf(this.local, keyId);
+    const now = this.now();
+    if (limits.creditsPerDay !== null && local.refusedDay === utcDay(now))
+      return refusal({ ok: false, reason: 'day', dayUsed: local.dayUsed }, local, credits, limits, now);
     const result = this.counters.exchangeNow(
       keyId,
       { ...NO_ASK, rateNeed: credits, rateWant: credits, dayNeed: credits, dayWant: credits },
       limits,
     );
     local.dayUsed = result.dayUsed;
-    const now = this.now();
     if (result.ok) {
       local.window.add(credits, now);
       return ADMITTED;
@@ -329,6 +335,8 @@ export class LeasingLedger implements Ledger {
     const s = this.key(keyId, limits);
     if (s.inflight) return s.inflight.then(() => this.take(keyId, credits, limits));
     const now = this.now();
+    if (limits.creditsPerDay !== null && s.refusedDay === utcDay(now))
+      return refusal({ ok: false, reason: 'day', dayUsed: s.dayUsed }, s, credits, limits, now);
     this.expire(s, now);
     const rateOk = limits.creditsPerSecond === null || s.tokens >= credits;
     const dayOk = limits.creditsPerDay === null || s.reserved >= credits;
