@@ -23,7 +23,7 @@ import { TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
 import { combineGates } from './transport/gate.ts';
-import { type Listening, type RequestInfo, RpcServer } from './transport/server.ts';
+import { type Listening, type RequestInfo, RpcServer, type SocketPolicy } from './transport/server.ts';
 import type { UpstreamSource, UpstreamWorkerSource } from './upstream/open.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
@@ -64,6 +64,8 @@ export async function buildApp(
     log?: (line: string) => void;
     /** The gate of one body (src/transport/gate.ts), from who sent it. */
     gateFor?: (request: RequestInfo) => CallGate | null;
+    /** The access policy's word on open WebSockets (src/transport/access/control.ts). */
+    sockets?: SocketPolicy;
   },
 ): Promise<App> {
   const spec = await readStoredSpec(deps.store);
@@ -134,6 +136,7 @@ export async function buildApp(
     port: config.port,
     keys: config.keys,
     limits: { maxBodyBytes: limits.requests.maxBodyBytes, webSocket: limits.webSocket },
+    ...(deps.sockets ? { sockets: deps.sockets } : {}),
     // The per-body gate: access policy (keys, credits, allow-lists) and observers (metrics, logs)
     // join here as combineGates(...) of each part's gate for the request.
     handle: (body, connection, request) =>

@@ -20,12 +20,14 @@ import { ChainWriter } from './ingest/chainWriter.ts';
 import { openFollow } from './ingest/follower.ts';
 import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
+import { addKeyCommands } from './keysCommands.ts';
 import { toHex } from './primitives/hex.ts';
 import { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import type { ChainStore } from './store/types.ts';
+import { type AccessControl, openAccessControl } from './transport/access/control.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 import { DEFAULT_UPSTREAM_LIMITS, redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
@@ -251,6 +253,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   const store =
     source?.store ?? followed?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let access: AccessControl | null = null;
   try {
     if (!dev && !source && !followed) await checkStore(store, datadir);
     await checkSchema(store, datadir);
@@ -265,9 +268,18 @@ async function startCommand(o: StartOptions): Promise<void> {
       .filter((k) => k !== '');
     const needsKey = o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
     const keys = o.auth ? KeyRing.from(given, keyFile) : null;
+    // Keys' settings (credits, allow-lists) and usage; `--no-auth` has none of it.
+    const policy = keys && openAccessControl(keys, datadir, log);
+    access = policy;
     app = await buildApp(
       { ...config, keys },
-      { store, datadir, ...(dev ? { dev: dev.service } : {}), ...(source ? { upstream: source } : {}) },
+      {
+        store,
+        datadir,
+        ...(dev ? { dev: dev.service } : {}),
+        ...(source ? { upstream: source } : {}),
+        ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
+      },
     );
     await app.warm();
     const { httpUrl, wsUrl } = await app.listen().catch((e: unknown) => {
@@ -302,6 +314,7 @@ async function startCommand(o: StartOptions): Promise<void> {
     await followed?.follower.stop();
     await dev?.service.stop();
     await app?.close();
+    await access?.close();
     await store.close();
     throw e;
   }
@@ -310,6 +323,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   await followed?.follower.stop();
   await dev?.service.stop();
   await app.close();
+  await access?.close();
   await store.close();
 }
 
@@ -465,17 +479,6 @@ function describeDevAccounts(accounts: readonly DevAccount[]): string {
   return `dev accounts (10,000 ether each; test keys, known to everyone):\n${lines.join('\n')}\n`;
 }
 
-function keyFileOf(command: Command): KeyFile {
-  const datadir = resolveDatadir(command.optsWithGlobals().datadir);
-  return new KeyFile(datadir);
-}
-
-function writableKeyFile(command: Command): KeyFile {
-  const datadir = resolveDatadir(command.optsWithGlobals().datadir);
-  prepareDatadir(datadir);
-  return new KeyFile(datadir);
-}
-
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
@@ -599,47 +602,7 @@ function program(): Command {
       .option('--datadir <dir>', DATADIR_HELP),
     'keys',
   );
-  named(
-    keys
-      .command('create')
-      .description('make a key and print it (only this once)')
-      .option('--name <name>', 'a name to list and revoke it by')
-      .option('--datadir <dir>', DATADIR_HELP)
-      .action((_opts, command: Command) => {
-        const { key, stored } = writableKeyFile(command).create(command.opts().name);
-        process.stdout.write(`${key}\n`);
-        process.stderr.write(
-          `created key "${stored.name}"; it is shown only now (the datadir keeps its hash)\n`,
-        );
-      }),
-    'keys create',
-  );
-  named(
-    keys
-      .command('list')
-      .description('list the keys: name, first characters, dates')
-      .option('--datadir <dir>', DATADIR_HELP)
-      .action((_opts, command: Command) => {
-        for (const k of keyFileOf(command).read()) {
-          process.stdout.write(
-            `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}\n`,
-          );
-        }
-      }),
-    'keys list',
-  );
-  named(
-    keys
-      .command('revoke')
-      .description('revoke a key, by the key or its name; running servers refuse it within a second')
-      .argument('<key-or-name>')
-      .option('--datadir <dir>', DATADIR_HELP)
-      .action((target: string, _opts, command: Command) => {
-        const revoked = writableKeyFile(command).revoke(target);
-        process.stdout.write(`revoked key "${revoked.name}"\n`);
-      }),
-    'keys revoke',
-  );
+  addKeyCommands(keys, named, DATADIR_HELP);
   return named(root, '');
 }
 

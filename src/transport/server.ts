@@ -33,6 +33,16 @@ export interface TransportOptions {
   limits: TransportLimits;
   /** `connection` is the WebSocket a message came on; null for HTTP. */
   handle(body: string, connection: Subscriber | null, request: RequestInfo): Promise<EnvelopeAnswer>;
+  /** The access policy's word on open WebSockets (src/transport/access/control.ts); none without keys. */
+  sockets?: SocketPolicy;
+}
+
+/** What the access policy decides about open WebSockets; a returned reason closes the socket (1008). */
+export interface SocketPolicy {
+  /** Why the sockets of `key` must close now (its day spent), or null; asked once a second. */
+  closeReason(key: string): string | null;
+  /** Hears every notification before it is sent on a socket opened with `request`. */
+  notifying(request: RequestInfo, subscription: string, resultJson: string): string | null;
 }
 
 /** Who sent a body, for the access policy, metrics and logs (src/app.ts). */
@@ -55,6 +65,7 @@ export interface Listening {
 // Infura's answers for key problems: plain text with HTTP 401, on HTTP and at the WebSocket upgrade.
 const KEY_MISSING = 'project id required in the url\n';
 const KEY_INVALID = 'invalid project id\n';
+const SECRET_INVALID = 'invalid project id or project secret\n';
 const JSON_TYPES = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
 const STATUS_TEXT: Record<number, string> = {
   401: 'Unauthorized',
@@ -120,8 +131,8 @@ export class RpcServer {
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
   }
 
-  private route(url: string | undefined, prefix: '/v3/' | '/ws/v3/'): Route {
-    const path = (url ?? '/').split('?')[0] ?? '/';
+  private route(req: IncomingMessage, prefix: '/v3/' | '/ws/v3/'): Route {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (this.opts.keys === null && (path === '/' || (prefix === '/ws/v3/' && path === '/ws')))
       return { ok: true, key: null };
     if (!path.startsWith(prefix)) return { ok: false, status: 404, text: 'not found\n' };
@@ -129,12 +140,17 @@ export class RpcServer {
     const rest = path.slice(prefix.length);
     const key = rest.endsWith('/') ? rest.slice(0, -1) : rest;
     if (key === '' || key.includes('/')) return { ok: false, status: 401, text: KEY_MISSING };
-    if (this.opts.keys !== null && !this.opts.keys.accepts(key)) {
+    const check = this.opts.keys?.check(key, req.headers.authorization);
+    if (check && !check.ok) {
+      // Infura's wording: a missing or wrong secret says so, and a client knows to send one.
+      const secret = check.problem === 'secret';
       return {
         ok: false,
         status: 401,
-        text: KEY_INVALID,
-        headers: { 'www-authenticate': 'Basic realm="Auth failure, invalid project id"' },
+        text: secret ? SECRET_INVALID : KEY_INVALID,
+        headers: {
+          'www-authenticate': `Basic realm="Auth failure, invalid project id${secret ? ' or project secret' : ''}"`,
+        },
       };
     }
     return { ok: true, key: this.opts.keys === null ? null : key };
@@ -152,7 +168,7 @@ export class RpcServer {
       res.end();
       return;
     }
-    const route = this.route(req.url, '/v3/');
+    const route = this.route(req, '/v3/');
     if (!route.ok) return plain(res, route.status, route.text, route.headers);
     if (req.method !== 'POST') return plain(res, 405, 'method not allowed\n', { allow: 'POST, OPTIONS' });
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
@@ -189,7 +205,7 @@ export class RpcServer {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const route = this.route(req.url, '/ws/v3/');
+    const route = this.route(req, '/ws/v3/');
     if (!route.ok) {
       refuse(socket, route.status, route.text, route.headers);
       return;
@@ -227,11 +243,17 @@ export class RpcServer {
     // Answers are sent in the order requests finish, as JSON-RPC over WebSocket allows; each
     // message is independent, and a malformed one gets its error without closing the socket.
     const connection: Subscriber = {
-      notify: (subscription, resultJson) =>
+      notify: (subscription, resultJson) => {
+        const closing = this.opts.sockets?.notifying(request, subscription, resultJson) ?? null;
+        if (closing !== null) {
+          ws.close(CLOSE_POLICY_VIOLATION, closing);
+          return;
+        }
         // Subscription ids are hex (services/subscriptions.ts), so they splice in without escaping.
         send(
           `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${subscription}","result":${resultJson}}}`,
-        ),
+        );
+      },
       onClose: (fn) => ws.once('close', fn),
     };
     ws.on('message', (message, isBinary) => {
@@ -255,13 +277,17 @@ export class RpcServer {
     });
   }
 
-  /** Closes the sockets opened with keys that are no longer accepted (revoked with `ethtrace keys`). */
+  /**
+   * Closes the sockets opened with keys that are no longer accepted (revoked with `ethtrace keys`)
+   * or that the access policy closes (a spent day).
+   */
   private closeRevoked(keys: KeyRing): void {
     if (this.byKey.size === 0) return;
     keys.refresh();
     for (const [key, sockets] of this.byKey) {
-      if (keys.accepts(key)) continue;
-      for (const ws of sockets) ws.close(CLOSE_POLICY_VIOLATION, CLOSE_REASON_REVOKED);
+      const reason = keys.accepts(key) ? (this.opts.sockets?.closeReason(key) ?? null) : CLOSE_REASON_REVOKED;
+      if (reason === null) continue;
+      for (const ws of sockets) ws.close(CLOSE_POLICY_VIOLATION, reason);
     }
   }
 }

@@ -1,0 +1,350 @@
+import type { Command } from 'commander';
+import { UserError } from './core/errors.ts';
+import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
+import {
+  ALLOW_KINDS,
+  type AllowKind,
+  type AllowLists,
+  checkEntry,
+  checkSettings,
+  describeLimits,
+  type KeySettings,
+  KIND_NAMES,
+} from './transport/access/settings.ts';
+import { mergeRows, readUsage, totalsOf, type UsageRow } from './transport/access/usage.ts';
+import { hashKey, KeyFile, keyId, type StoredKey } from './transport/apiKeys.ts';
+
+/**
+ * `ethtrace keys create|list|show|update|revoke|usage`: the keys of a datadir and their settings
+ * (src/transport/access/settings.ts), changed in the keys file that running servers re-read within a
+ * second, and the usage they have recorded (src/transport/access/usage.ts).
+ */
+
+/** The flag words of each allow-list: `--allow-<flag>`, `--remove-<flag>`, `--clear-<plural>`. */
+const FLAGS: Record<AllowKind, { flag: string; plural: string; option: string; what: string }> = {
+  contracts: { flag: 'contract', plural: 'contracts', option: 'Contract', what: 'a contract address' },
+  origins: { flag: 'origin', plural: 'origins', option: 'Origin', what: 'an Origin (https://*.example.com)' },
+  userAgents: {
+    flag: 'user-agent',
+    plural: 'user-agents',
+    option: 'UserAgent',
+    what: 'a User-Agent substring',
+  },
+  methods: { flag: 'method', plural: 'methods', option: 'Method', what: 'a JSON-RPC method' },
+};
+
+type Named = (command: Command, path: string) => Command;
+
+interface SettingFlags {
+  creditsPerSecond?: string;
+  burst?: string;
+  creditsPerDay?: string;
+  [allowOrRemove: string]: string | string[] | boolean | undefined;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** `--since 15m|1h|24h|7d` in ms. */
+function duration(text: string): number {
+  const m = /^([0-9]+)(m|h|d)$/.exec(text);
+  if (!m) throw new UserError(`--since ${text} is not a duration such as 15m, 1h, 24h or 7d`);
+  const unit = m[2] === 'm' ? 60_000 : m[2] === 'h' ? 3_600_000 : 86_400_000;
+  return Number(m[1]) * unit;
+}
+
+/** A whole number flag; `zeroClears` lets 0 mean "no limit" (`keys update`). */
+function whole(flag: string, value: string | undefined, zeroClears: boolean): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new UserError(`--${flag} ${value} is not a whole number`);
+  const n = Number(value);
+  if (n === 0) {
+    if (zeroClears) return null;
+    throw new UserError(`--${flag} 0: leave the flag out for no limit`);
+  }
+  return n;
+}
+
+function addSettingOptions(command: Command, update: boolean): Command {
+  const zero = update ? '; 0 removes the limit' : '';
+  command
+    .option('--credits-per-second <n>', `credits the key may spend per second (token bucket)${zero}`)
+    .option(
+      '--burst <n>',
+      `credits it may spend at once after a quiet spell (default: one second's worth)${update ? '; 0 restores that' : ''}`,
+    )
+    .option('--credits-per-day <n>', `credits it may spend per UTC day (reset at 00:00 UTC)${zero}`);
+  for (const kind of ALLOW_KINDS) {
+    const f = FLAGS[kind];
+    command.option(`--allow-${f.flag} <value>`, `allow ${f.what} (repeatable, at most 30)`, collect);
+    if (update) {
+      command
+        .option(`--remove-${f.flag} <value>`, `take ${f.what} off its allow-list (repeatable)`, collect)
+        .option(`--clear-${f.plural}`, `empty the ${KIND_NAMES[kind]} allow-list (any is allowed)`);
+    }
+  }
+  return command;
+}
+
+/** The settings `flags` ask for, starting from `base` (a key's current settings, for update). */
+function settingsOf(flags: SettingFlags, base: KeySettings, update: boolean): KeySettings {
+  const out: KeySettings = { ...base };
+  const numbers: Array<[keyof KeySettings & ('creditsPerSecond' | 'burst' | 'creditsPerDay'), string]> = [
+    ['creditsPerSecond', 'credits-per-second'],
+    ['burst', 'burst'],
+    ['creditsPerDay', 'credits-per-day'],
+  ];
+  for (const [field, flag] of numbers) {
+    const n = whole(flag, flags[field] as string | undefined, update);
+    if (n === null) delete out[field];
+    else if (n !== undefined) out[field] = n;
+  }
+  // A key whose rate is removed has no burst either.
+  if (out.creditsPerSecond === undefined && flags.burst === undefined) delete out.burst;
+  const allow: AllowLists = { ...base.allow };
+  for (const kind of ALLOW_KINDS) {
+    const f = FLAGS[kind];
+    let list = [...(allow[kind] ?? [])];
+    if (flags[`clear${f.option}s`] === true) list = [];
+    const removed = ((flags[`remove${f.option}`] as string[] | undefined) ?? []).map((e) =>
+      checkEntry(kind, e),
+    );
+    list = list.filter((e) => !removed.includes(e));
+    for (const added of (flags[`allow${f.option}`] as string[] | undefined) ?? []) {
+      const entry = checkEntry(kind, added);
+      if (!list.includes(entry)) list.push(entry);
+    }
+    if (list.length > 0) allow[kind] = list;
+    else delete allow[kind];
+  }
+  if (Object.keys(allow).length > 0) out.allow = allow;
+  else delete out.allow;
+  return checkSettings(out);
+}
+
+function keyFile(command: Command, writable: boolean): KeyFile {
+  const datadir = resolveDatadir(command.optsWithGlobals().datadir);
+  if (writable) prepareDatadir(datadir);
+  return new KeyFile(datadir);
+}
+
+function describeKey(k: StoredKey): string {
+  const lines = [
+    ['name', k.name],
+    ['key', `${k.prefix}… (the key itself is not kept)`],
+    ['created', k.createdAt],
+    ...(k.updatedAt ? [['updated', k.updatedAt]] : []),
+    ...(k.revokedAt ? [['revoked', k.revokedAt]] : []),
+    ['secret', k.secretSha256 ? 'required (HTTP Basic auth)' : 'not required'],
+    ['limits', describeLimits(k.settings)],
+    ...ALLOW_KINDS.map((kind) => {
+      const list = k.settings?.allow?.[kind] ?? [];
+      return [KIND_NAMES[kind], list.length === 0 ? 'any' : list.join(', ')];
+    }),
+  ];
+  return lines.map(([label, value]) => `${(label ?? '').padEnd(20)}${value}\n`).join('');
+}
+
+/** What `keys show --json` prints: the entry without its hashes. */
+function publicKey(k: StoredKey) {
+  return {
+    name: k.name,
+    prefix: k.prefix,
+    createdAt: k.createdAt,
+    ...(k.updatedAt ? { updatedAt: k.updatedAt } : {}),
+    ...(k.revokedAt ? { revokedAt: k.revokedAt } : {}),
+    secretRequired: k.secretSha256 !== undefined,
+    settings: k.settings ?? {},
+  };
+}
+
+function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string {
+  if (rows.length === 0) return `no usage since ${new Date(since).toISOString()}\n`;
+  const table: string[][] = [];
+  if (perMinute) {
+    table.push(['minute', 'key', 'method', 'status', 'requests', 'credits']);
+    for (const r of rows)
+      table.push([
+        new Date(r.minute).toISOString().slice(0, 16),
+        r.key,
+        r.method,
+        r.status,
+        String(r.requests),
+        String(r.credits),
+      ]);
+  } else {
+    table.push(['key', 'method', 'status', 'requests', 'credits']);
+    const byCall = new Map<
+      string,
+      { key: string; method: string; status: string; requests: number; credits: number }
+    >();
+    for (const r of rows) {
+      const id = `${r.keyId}\u0000${r.method}\u0000${r.status}`;
+      const t = byCall.get(id) ?? { key: r.key, method: r.method, status: r.status, requests: 0, credits: 0 };
+      t.requests += r.requests;
+      t.credits += r.credits;
+      byCall.set(id, t);
+    }
+    const sorted = [...byCall.values()].sort(
+      (a, b) => a.key.localeCompare(b.key) || b.credits - a.credits || a.method.localeCompare(b.method),
+    );
+    for (const t of sorted) table.push([t.key, t.method, t.status, String(t.requests), String(t.credits)]);
+    const keys = totalsOf(rows, 'key');
+    for (const k of keys) table.push([k.name, '(all)', '', String(k.requests), String(k.credits)]);
+  }
+  const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
+  const lines = table.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+  return `usage since ${new Date(since).toISOString()}\n${lines.join('\n')}\n`;
+}
+
+/** Adds the key subcommands to `keys` (the `ethtrace keys` command of src/main.ts). */
+export function addKeyCommands(keys: Command, named: Named, datadirHelp: string): void {
+  named(
+    addSettingOptions(
+      keys
+        .command('create')
+        .description('make a key and print it (only this once), with its settings')
+        .option('--name <name>', 'a name to show, update and revoke it by')
+        .option(
+          '--secret',
+          'require a secret with the key (HTTP Basic auth); printed once, on a second line',
+        ),
+      false,
+    )
+      .option('--datadir <dir>', datadirHelp)
+      .action((opts: SettingFlags & { name?: string; secret?: boolean }, command: Command) => {
+        const settings = settingsOf(opts, {}, false);
+        const { key, secret, stored } = keyFile(command, true).create(opts.name, {
+          settings,
+          ...(opts.secret ? { secret: true } : {}),
+        });
+        process.stdout.write(`${key}\n${secret === null ? '' : `${secret}\n`}`);
+        process.stderr.write(
+          `created key "${stored.name}" (${describeLimits(stored.settings)}${secret ? ', secret required' : ''}); ` +
+            `${secret ? 'the key and its secret are' : 'it is'} shown only now (the datadir keeps hashes)\n`,
+        );
+      }),
+    'keys create',
+  );
+  named(
+    keys
+      .command('list')
+      .description('list the keys: name, first characters, dates, limits')
+      .option('--datadir <dir>', datadirHelp)
+      .action((_opts, command: Command) => {
+        for (const k of keyFile(command, false).read()) {
+          process.stdout.write(
+            `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}` +
+              `\t${describeLimits(k.settings)}${k.secretSha256 ? '\tsecret' : ''}` +
+              `${k.settings?.allow ? '\tallow-lists' : ''}\n`,
+          );
+        }
+      }),
+    'keys list',
+  );
+  named(
+    keys
+      .command('show')
+      .description("print a key's settings (never the key or its secret)")
+      .argument('<key-or-name>')
+      .option('--json', 'as JSON')
+      .option('--datadir <dir>', datadirHelp)
+      .action((target: string, opts: { json?: boolean }, command: Command) => {
+        const k = keyFile(command, false).find(target);
+        process.stdout.write(opts.json ? `${JSON.stringify(publicKey(k), null, 2)}\n` : describeKey(k));
+      }),
+    'keys show',
+  );
+  named(
+    addSettingOptions(
+      keys
+        .command('update')
+        .description("change a key's settings; running servers apply them within a second")
+        .argument('<key-or-name>')
+        .option('--rename <name>', 'give the key a new name')
+        .option('--secret', 'make a new secret and require it (printed once)')
+        .option('--no-secret', 'stop requiring a secret'),
+      true,
+    )
+      .option('--datadir <dir>', datadirHelp)
+      .action(
+        (target: string, opts: SettingFlags & { rename?: string; secret?: boolean }, command: Command) => {
+          const file = keyFile(command, true);
+          const current = file.find(target);
+          const settings = settingsOf(opts, current.settings ?? {}, true);
+          const { stored, secret } = file.update(target, {
+            settings,
+            ...(opts.secret === undefined ? {} : { secret: opts.secret }),
+            ...(opts.rename === undefined ? {} : { rename: opts.rename }),
+          });
+          if (secret !== null) process.stdout.write(`${secret}\n`);
+          process.stderr.write(
+            `updated key "${stored.name}"${secret ? '; its new secret is shown only now' : ''}\n`,
+          );
+          process.stderr.write(describeKey(stored));
+        },
+      ),
+    'keys update',
+  );
+  named(
+    keys
+      .command('revoke')
+      .description('revoke a key, by the key or its name; running servers refuse it within a second')
+      .argument('<key-or-name>')
+      .option('--datadir <dir>', datadirHelp)
+      .action((target: string, _opts, command: Command) => {
+        const revoked = keyFile(command, true).revoke(target);
+        process.stdout.write(`revoked key "${revoked.name}"\n`);
+      }),
+    'keys revoke',
+  );
+  named(
+    keys
+      .command('usage')
+      .description(
+        'print the usage recorded by servers on this datadir: requests and credits per key, method and status',
+      )
+      .argument('[key-or-name]', 'only this key')
+      .option('--since <duration>', 'how far back: 15m, 1h, 24h, 7d', '24h')
+      .option('--per-minute', 'a line per minute instead of totals')
+      .option('--json', 'rows per minute as JSON')
+      .option('--datadir <dir>', datadirHelp)
+      .action(
+        (
+          target: string | undefined,
+          opts: { since: string; perMinute?: boolean; json?: boolean },
+          command: Command,
+        ) => {
+          const datadir = resolveDatadir(command.optsWithGlobals().datadir);
+          const since = Date.now() - duration(opts.since);
+          let rows = mergeRows(readUsage(datadir, since));
+          if (target !== undefined) {
+            // Every key that had this name (or is this key), revoked ones included, by its id.
+            const file = new KeyFile(datadir);
+            const ids = new Set(
+              file
+                .read()
+                .filter((k) => k.name === target || k.sha256 === hashKey(target))
+                .map((k) => keyId(k.sha256)),
+            );
+            rows = rows.filter((r) => ids.has(r.keyId) || r.key === target);
+          }
+          rows.sort(
+            (a, b) => a.minute - b.minute || a.key.localeCompare(b.key) || a.method.localeCompare(b.method),
+          );
+          if (opts.json) {
+            const out = rows.map((r) => ({ ...r, minute: new Date(r.minute).toISOString() }));
+            process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+          } else process.stdout.write(printUsage(rows, since, opts.perMinute === true));
+        },
+      ),
+    'keys usage',
+  );
+}

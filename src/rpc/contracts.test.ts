@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { contractsOf, isAddress } from './contracts.ts';
+
+const A = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+const a = A.toLowerCase();
+const B = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
+
+describe('contractsOf', () => {
+  it('reads the account of state reads', () => {
+    for (const m of ['eth_getBalance', 'eth_getCode', 'eth_getTransactionCount'])
+      assert.deepEqual(contractsOf(m, [A, 'latest']), [a], m);
+    assert.deepEqual(contractsOf('eth_getStorageAt', [A, '0x0', 'latest']), [a]);
+  });
+
+  it("reads a call's `to`, and finds none in a call without one", () => {
+    for (const m of ['eth_call', 'eth_estimateGas', 'trace_call']) {
+      assert.deepEqual(contractsOf(m, [{ from: B, to: A, data: '0x' }, 'latest']), [a], m);
+      assert.deepEqual(contractsOf(m, [{ from: B, data: '0x60' }]), [], m);
+      assert.deepEqual(contractsOf(m, [{ to: null }]), [], m);
+    }
+  });
+
+  it('reads every call of trace_callMany, and [] if any has no address', () => {
+    const call = (to: unknown) => [{ to }, ['trace']];
+    assert.deepEqual(contractsOf('trace_callMany', [[call(A), call(B)], 'latest']), [a, B]);
+    assert.deepEqual(contractsOf('trace_callMany', [[call(A), [{ data: '0x' }, ['trace']]]]), []);
+    assert.deepEqual(contractsOf('trace_callMany', [[]]), []);
+    assert.deepEqual(contractsOf('trace_callMany', ['nonsense']), []);
+  });
+
+  it("reads a log filter's address or addresses; none means every contract", () => {
+    assert.deepEqual(contractsOf('eth_getLogs', [{ address: A, fromBlock: '0x0' }]), [a]);
+    assert.deepEqual(contractsOf('eth_getLogs', [{ address: [A, B] }]), [a, B]);
+    assert.deepEqual(contractsOf('eth_getLogs', [{ fromBlock: '0x0' }]), []);
+    assert.deepEqual(contractsOf('eth_getLogs', [{ address: [] }]), []);
+    assert.deepEqual(contractsOf('eth_getLogs', [{ address: null }]), []);
+    assert.deepEqual(contractsOf('eth_getLogs', []), []);
+  });
+
+  it('finds no address in malformed params', () => {
+    assert.deepEqual(contractsOf('eth_getBalance', ['0x1234']), []);
+    assert.deepEqual(contractsOf('eth_getBalance', {}), []);
+    assert.deepEqual(contractsOf('eth_call', [{ to: 42 }]), []);
+    assert.deepEqual(contractsOf('eth_getLogs', [{ address: [A, 'x'] }]), []);
+  });
+
+  it('does not apply to other methods', () => {
+    for (const m of ['eth_chainId', 'eth_getBlockByNumber', 'eth_sendRawTransaction', 'debug_traceCall'])
+      assert.equal(contractsOf(m, [A]), null, m);
+  });
+
+  it('knows an address when it sees one', () => {
+    assert.ok(isAddress(A));
+    assert.ok(!isAddress(`${A}00`));
+    assert.ok(!isAddress('0xZZbDB2315678afecb367f032d93F642f64180aa3'));
+  });
+});
