@@ -150,6 +150,15 @@ export function applyExchange(
   return { ok: true, rate, day: reserved, dayUsed: day.used };
 }
 
+/** A key's shared state when it is first seen: a full bucket, nothing spent today. */
+export function newKeyState(limits: KeyLimits, now: number): SharedKeyState {
+  return {
+    bucket: fullBucket(limits, now),
+    rated: limits.creditsPerSecond !== null,
+    day: { day: utcDay(now), used: 0 },
+  };
+}
+
 /** Where the state of keys is kept for several processes: the primary over IPC, or Redis. */
 export interface SharedCounters {
   /** One atomic exchange on a key's state (`applyExchange` is its semantics). */
@@ -166,11 +175,7 @@ export class MemoryCounters implements SharedCounters {
     const now = this.now();
     let state = this.keys.get(keyId);
     if (!state) {
-      state = {
-        bucket: fullBucket(limits, now),
-        rated: limits.creditsPerSecond !== null,
-        day: { day: utcDay(now), used: 0 },
-      };
+      state = newKeyState(limits, now);
       this.keys.set(keyId, state);
     }
     return applyExchange(state, ask, limits, now);

@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+import type { KeyLimits } from './bucket.ts';
+import {
+  applyExchange,
+  type ExchangeAsk,
+  type ExchangeResult,
+  newKeyState,
+  type SharedCounters,
+  type SharedKeyState,
+} from './ledger.ts';
+
+/** A key's state outlives its last exchange by this: past it the key starts again full and unspent. */
+const STATE_TTL_MS = 2 * 86_400_000;
+/** Optimistic attempts before an exchange fails (the ledger then admits and logs it). */
+const MAX_ATTEMPTS = 32;
+/** The longest random pause between two attempts: contending processes spread out instead of colliding again. */
+const MAX_PAUSE_MS = 20;
+
+/**
+ * Shared counters in Redis, for `--redis`: each key's state is one JSON value, changed by an
+ * optimistic transaction (WATCH, read, compute, MULTI/SET/EXEC, again if another process changed it
+ * meanwhile). The arithmetic is `applyExchange` itself, the same code the in-memory counters run, so
+ * there is no second implementation (in Lua) to keep in step; exchanges are rare (one per lease,
+ * see ledger.ts), so retries on contention cost little. The time is Redis's own `TIME`, so
+ * processes on hosts with skewed clocks agree on a key's bucket and day.
+ *
+ * WATCH belongs to a connection, so this client's exchanges run one at a time on a connection of
+ * their own.
+ */
+export class RedisCounters implements SharedCounters {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'ethtrace:limits:',
+  ) {}
+
+  exchange(keyId: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
+    const run = this.queue.then(() => this.attempt(this.prefix + keyId, ask, limits));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async attempt(key: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      await this.redis.watch(key);
+      try {
+        const [raw, [seconds, micros]] = await Promise.all([this.redis.get(key), this.redis.time()]);
+        const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+        const state: SharedKeyState = raw === null ? newKeyState(limits, now) : JSON.parse(raw);
+        const result = applyExchange(state, ask, limits, now);
+        const done = await this.redis.multi().set(key, JSON.stringify(state), 'PX', STATE_TTL_MS).exec();
+        // null: the key changed after WATCH; compute again on the new state, after a random pause.
+        if (done !== null) return result;
+        const pause = Math.random() * Math.min(MAX_PAUSE_MS, 2 ** attempt);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      } catch (e) {
+        await this.redis.unwatch().catch(() => {});
+        throw e;
+      }
+    }
+    throw new Error(`shared limits: ${MAX_ATTEMPTS} conflicting attempts on one key`);
+  }
+}
