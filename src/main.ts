@@ -1,6 +1,8 @@
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Command, CommanderError } from 'commander';
+import type { Redis } from 'ioredis';
 import { buildApp, DEFAULT_CONFIG } from './app.ts';
 import {
   DEV_CHAIN_ID,
@@ -22,12 +24,23 @@ import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { addKeyCommands } from './keysCommands.ts';
 import { toHex } from './primitives/hex.ts';
+import {
+  announceListening,
+  apiProcessStop,
+  type Primary,
+  type ProcessRole,
+  StartFailure,
+  startPrimary,
+} from './processes.ts';
 import { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import type { ChainStore } from './store/types.ts';
 import { type AccessControl, openAccessControl } from './transport/access/control.ts';
+import { IpcCounters } from './transport/access/ipcCounters.ts';
+import { LeasingLedger } from './transport/access/ledger.ts';
+import { connectRedis, RedisCounters } from './transport/access/redisCounters.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 import { DEFAULT_UPSTREAM_LIMITS, redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
@@ -106,6 +119,8 @@ interface StartOptions {
   upstreamPollMs?: string;
   follow?: boolean;
   verifyStateRoot: boolean;
+  processes?: string;
+  redis?: string;
 }
 
 /** The app configuration of `start`'s flags, checked before anything is opened or created. */
@@ -195,6 +210,9 @@ function startConfig(o: StartOptions) {
     throw new UserError('--no-verify-state-root applies to --follow (and to `ethtrace import`)');
   if (o.follow && o.finalityDepth !== undefined)
     throw new UserError('--finality-depth applies to --upstream without --follow');
+  const processes = count('processes', o.processes, 1);
+  if (o.redis !== undefined && !/^rediss?:\/\/[^\s]+$/.test(o.redis))
+    throw new UserError(`--redis ${o.redis} is not a redis:// or rediss:// URL`);
   const follow =
     o.follow && upstream?.genesis
       ? {
@@ -210,53 +228,63 @@ function startConfig(o: StartOptions) {
     blockTime,
     upstream: follow ? null : upstream,
     follow,
+    processes,
+    redis: o.redis ?? null,
   };
 }
 
 async function startCommand(o: StartOptions): Promise<void> {
-  const { app: config, blockTime, upstream, follow } = startConfig(o);
+  const plan = startConfig(o);
+  const { app: config, blockTime, upstream, follow } = plan;
   if (upstream || follow) {
     refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
     if (blockTime !== undefined)
       throw new UserError('--block-time applies to a dev chain, not to --upstream');
   }
+  // One of several API processes (src/processes.ts): the primary checked, made and printed
+  // everything; this one serves.
+  const role: ProcessRole = cluster.isWorker ? 'api' : plan.processes > 1 ? 'primary' : 'alone';
   const devFlags = { chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic };
   const datadir = resolveDatadir(o.datadir);
   // A wrong dev-chain flag fails before anything is made.
   if (!storeExists(datadir)) devOptions(devFlags);
   // Nothing (a datadir, a dev chain, a key) is made for a server that cannot listen. The real bind
   // comes later and can still lose a race for the port; the key is created only after it succeeded.
-  await checkPortFree(config.host, config.port);
+  if (role !== 'api') await checkPortFree(config.host, config.port);
   // Listened for before anything is made or printed: a supervisor (or a test) that stops the server
   // the moment it reads the "serving" line must find the handler installed, not Node's default,
   // which kills the process mid-write. A stop asked for during start-up takes effect once it is up.
-  const stopRequested = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
+  const stopRequested = role === 'api' ? apiProcessStop() : firstSignal();
   prepareDatadir(datadir);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  // The main thread reads the upstream at its share of the request rate; the workers at theirs.
+  // Each API process, and in it the main thread and each worker, reads the upstream at its share of
+  // the request rate.
+  const upstreamRps =
+    upstream && share(share(upstream.limits.rps, plan.processes - 1), config.limits.pool.workers);
   const source =
     upstream &&
     (await openUpstreamSource(
       datadir,
-      {
-        ...upstream,
-        limits: { ...upstream.limits, rps: share(upstream.limits.rps, config.limits.pool.workers) },
-      },
+      { ...upstream, limits: { ...upstream.limits, rps: upstreamRps ?? 0 } },
       log,
     ));
-  // A followed chain is an imported one, which this process also writes.
-  const followed = follow && (await openFollow(datadir, follow, log));
-  const dev = source || followed ? null : await openDevChain(datadir, devFlags);
-  const store =
+  // A followed chain is an imported one, which one process writes: the primary, or the only one.
+  const followed = follow && role !== 'api' ? await openFollow(datadir, follow, log) : null;
+  const dev = source || follow || role !== 'alone' ? null : await openDevChain(datadir, devFlags);
+  // The primary serves nothing: it keeps the store open only to follow the chain into it.
+  const imported = !source && !followed && !dev;
+  if (imported && role === 'primary') await refuseDevChain(datadir);
+  const store: ChainStore =
     source?.store ?? followed?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let access: AccessControl | null = null;
+  let primary: Primary | null = null;
+  let redis: Redis | null = null;
   try {
-    if (!dev && !source && !followed) await checkStore(store, datadir);
+    if (imported) await checkStore(store, datadir);
     await checkSchema(store, datadir);
+    const chainId = (await readStoredSpec(store))?.chainId;
+    const head = await store.getHead();
     if (blockTime !== undefined) {
       if (!dev)
         throw new UserError('--block-time applies to a dev chain; this datadir holds an imported one');
@@ -266,65 +294,119 @@ async function startCommand(o: StartOptions): Promise<void> {
     const given = [...o.apiKey, ...(process.env.ETHTRACE_API_KEYS ?? '').split(',')]
       .map((k) => k.trim())
       .filter((k) => k !== '');
-    const needsKey = o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
+    const needsKey =
+      role !== 'api' && o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
     const keys = o.auth ? KeyRing.from(given, keyFile) : null;
-    // Keys' settings (credits, allow-lists) and usage; `--no-auth` has none of it.
-    const policy = keys && openAccessControl(keys, datadir, log);
-    access = policy;
-    app = await buildApp(
-      { ...config, keys },
-      {
-        store,
-        datadir,
-        ...(dev ? { dev: dev.service } : {}),
-        ...(source ? { upstream: source } : {}),
-        ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
-      },
-    );
-    await app.warm();
-    const { httpUrl, wsUrl } = await app.listen().catch((e: unknown) => {
-      throw listenError(e, config.host, config.port);
-    });
-    let shownKey = given[0];
-    if (needsKey) {
-      // A service that accepts no key is useless: make one, and show it this once.
-      shownKey = keyFile.create('default').key;
-      keys?.reload();
-      process.stdout.write(
-        `created API key "default" (shown once, kept hashed in ${keyFile.path}): ${shownKey}\n`,
+    redis = plan.redis === null ? null : await connectRedis(plan.redis);
+    let listening: { httpUrl: string; wsUrl: string };
+    if (role === 'primary') {
+      // Limits shared by the API processes are kept here, unless they share Redis.
+      // The API processes open the upstream cache and the store themselves.
+      if (source) source.head.stop();
+      if (!followed) await store.close();
+      // Limits shared by the API processes are kept here, unless they share Redis.
+      primary = startPrimary(plan.processes, redis === null && keys !== null, log);
+      await redis?.quit();
+      redis = null;
+      listening = await primary.listening;
+    } else {
+      // Keys' settings (credits, allow-lists) and usage; `--no-auth` has none of it.
+      const ledger = redis
+        ? new LeasingLedger(new RedisCounters(redis), Date.now, log)
+        : role === 'api'
+          ? new LeasingLedger(new IpcCounters(process), Date.now, log)
+          : undefined;
+      const policy = keys && openAccessControl(keys, datadir, log, ledger);
+      access = policy;
+      app = await buildApp(
+        { ...config, keys },
+        {
+          store,
+          datadir,
+          ...(dev ? { dev: dev.service } : {}),
+          ...(source ? { upstream: source } : {}),
+          ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
+        },
       );
+      await app.warm();
+      listening = await app.listen().catch((e: unknown) => {
+        throw listenError(e, config.host, config.port);
+      });
+      if (role === 'api') announceListening(listening);
     }
-    const key = o.auth ? (shownKey ?? '<API_KEY>') : (shownKey ?? 'any-key');
-    const head = await store.getHead();
-    if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
-    if (source)
-      process.stdout.write(`upstream ${upstream?.urls.map(redactUrl).join(', ')}: ${source.description}\n`);
-    if (follow)
+    if (role !== 'api') {
+      let shownKey = given[0];
+      if (needsKey) {
+        // A service that accepts no key is useless: make one, and show it this once.
+        shownKey = keyFile.create('default').key;
+        keys?.reload();
+        process.stdout.write(
+          `created API key "default" (shown once, kept hashed in ${keyFile.path}): ${shownKey}\n`,
+        );
+      }
+      const key = o.auth ? (shownKey ?? '<API_KEY>') : (shownKey ?? 'any-key');
+      if (dev) process.stdout.write(describeDevAccounts(dev.service.accounts));
+      if (source)
+        process.stdout.write(`upstream ${upstream?.urls.map(redactUrl).join(', ')}: ${source.description}\n`);
+      if (follow)
+        process.stdout.write(
+          `following ${follow.urls.map(redactUrl).join(', ')}: every block executed and verified${follow.verifyStateRoot ? '' : ' (state roots not compared)'}\n`,
+        );
+      const kind = dev ? 'dev ' : upstream ? 'upstream ' : follow ? 'followed ' : '';
+      const processes = role === 'primary' ? ` in ${plan.processes} processes` : '';
       process.stdout.write(
-        `following ${follow.urls.map(redactUrl).join(', ')}: every block executed and verified${follow.verifyStateRoot ? '' : ' (state roots not compared)'}\n`,
+        `ethtrace serving ${kind}chain ${chainId} (head ${head?.number ?? 'none'}) from ${datadir}${processes}\n` +
+          `  HTTP       ${listening.httpUrl}/v3/${key}\n  WebSocket  ${listening.wsUrl}/ws/v3/${key}\n` +
+          (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
       );
-    const kind = dev ? 'dev ' : source ? 'upstream ' : followed ? 'followed ' : '';
-    process.stdout.write(
-      `ethtrace serving ${kind}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
-        `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
-        (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
-    );
-    followed?.follower.start();
+      followed?.follower.start();
+    }
   } catch (e) {
+    await primary?.stop();
     await followed?.follower.stop();
     await dev?.service.stop();
     await app?.close();
     await access?.close();
-    await store.close();
+    redis?.disconnect();
+    await store.close().catch(() => {});
     throw e;
   }
-  await stopRequested;
-  process.stdout.write('stopping\n');
+  const failed = await Promise.race([
+    stopRequested.then(() => false),
+    primary?.failed.then(() => true) ?? new Promise<boolean>(() => {}),
+  ]);
+  if (role !== 'api') process.stdout.write('stopping\n');
+  await primary?.stop();
   await followed?.follower.stop();
   await dev?.service.stop();
-  await app.close();
+  await app?.close();
   await access?.close();
-  await store.close();
+  await redis?.quit().catch(() => {});
+  if (role !== 'primary' || followed) await store.close();
+  if (failed) throw new StartFailure(1, 'the API processes keep exiting');
+}
+
+/**
+ * `--processes` serves an imported chain, and not a dev chain (one pool and one miner, in one
+ * process) — nor an empty datadir, which would become one.
+ */
+async function refuseDevChain(datadir: string): Promise<void> {
+  const refusal = `--processes applies to an imported, followed or upstream chain: a dev chain has one transaction pool and one miner, in one process`;
+  if (!storeExists(datadir)) throw new UserError(`${refusal} (${datadir} is empty, and would become one)`);
+  const store = await openLmdbStore(datadir, { readOnly: true });
+  try {
+    if ((await store.getMeta(META_DEV)) !== null) throw new UserError(`${refusal} (${datadir} holds one)`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Resolves at the first SIGINT or SIGTERM; a second one exits at once (Node's default, once ours is gone). */
+function firstSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
 }
 
 /** Fails with one line when `host:port` cannot be listened on; port 0 (any free port) always can. */
@@ -591,6 +673,14 @@ function program(): Command {
       )
       .option('--upstream-rps <n>', 'with --upstream: requests to it per second, 0 unlimited (default 100)')
       .option('--upstream-poll-ms <ms>', 'with --upstream: how often its head is read (default 1000)')
+      .option(
+        '--processes <n>',
+        'API processes on the one port (one per core uses them all; not for a dev chain); limits are shared (default 1)',
+      )
+      .option(
+        '--redis <url>',
+        'keep the limits of keys in this Redis (redis://host:port/db), shared by every process and host using it',
+      )
       .action((opts: StartOptions) => startCommand(opts)),
     'start',
   );
@@ -618,6 +708,8 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     // Commander has printed its message (and the usage) already; --help and --version end here too.
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : EXIT_USER_ERROR;
+    // An API process of `--processes` failed: it has said why on the shared stderr.
+    if (e instanceof StartFailure) return e.status;
     if (e instanceof UserError) {
       const command = argv[0] && cli.commands.some((c) => c.name() === argv[0]) ? ` ${argv[0]}` : '';
       // On a terminal the import's progress bar may hold the line.
@@ -631,7 +723,8 @@ async function main(argv: string[]): Promise<number> {
 
 const code = await main(process.argv.slice(2));
 // A failed start may leave handles (worker threads, timers) that would keep the process up.
-if (code === 0) process.exitCode = 0;
+// An API process of `--processes` has its IPC channel to the primary open: it leaves when done.
+if (code === 0 && !cluster.isWorker) process.exitCode = 0;
 else process.exit(code);
 
 /** One thread's part of a request rate shared by the main thread and `workers` workers (0: unlimited). */

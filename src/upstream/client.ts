@@ -9,6 +9,10 @@ import {
   retryAfterOfData,
 } from './protocol.ts';
 import { Semaphore, Sleeper, TokenBucket } from './throttle.ts';
+
+export { redactUrl } from '../core/url.ts';
+
+import { redactUrl } from '../core/url.ts';
 import { type Reply, type Transport, TransportFault, transportFor } from './transports.ts';
 
 export type { RpcCall, RpcOutcome } from './protocol.ts';
@@ -423,24 +427,6 @@ function errorMessage(json: unknown): string | undefined {
   const message =
     typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error;
   return typeof message === 'string' && message !== '' ? message.slice(0, 200) : undefined;
-}
-
-/**
- * A URL as it may appear in logs, errors and stats: no credentials, query or fragment, and path
- * segments that look like API keys (20 or more letters, digits, - or _) shown as `***`.
- */
-export function redactUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UserError(`upstream URL ${JSON.stringify(url.slice(0, 40))} is not a URL`);
-  }
-  const path = parsed.pathname
-    .split('/')
-    .map((segment) => (/^[A-Za-z0-9_-]{20,}$/.test(segment) ? '***' : segment))
-    .join('/');
-  return `${parsed.protocol}//${parsed.host}${path === '/' ? '' : path}`;
 }
 
 function checkLimits(limits: UpstreamLimits): UpstreamLimits {

@@ -214,7 +214,14 @@ export function openAccessControl(
   keys: KeyRing,
   datadir: string,
   log: (line: string) => void,
+  /** Shared by several processes (ledger.ts LeasingLedger); this process's alone by default. */
+  ledger?: Ledger,
 ): AccessControl {
   const book = new UsageBook();
-  return new AccessControl({ keys, book, usageLog: new UsageLog(datadir, book, Date.now, log) });
+  return new AccessControl({
+    keys,
+    book,
+    usageLog: new UsageLog(datadir, book, Date.now, log),
+    ...(ledger ? { ledger } : {}),
+  });
 }

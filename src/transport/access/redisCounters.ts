@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import { UserError } from '../../core/errors.ts';
+import { redactUrl } from '../../core/url.ts';
 import type { KeyLimits } from './bucket.ts';
 import {
   applyExchange,
@@ -61,4 +63,21 @@ export class RedisCounters implements SharedCounters {
     }
     throw new Error(`shared limits: ${MAX_ATTEMPTS} conflicting attempts on one key`);
   }
+}
+
+/** A Redis client for `--redis URL`, connected and answering; a Redis that cannot be reached fails the start. */
+export async function connectRedis(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  // No offline queue: with Redis gone, an exchange fails at once and the ledger admits and logs it
+  // rather than holding requests; the client reconnects on its own meanwhile.
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (e) {
+    redis.disconnect();
+    throw new UserError(`--redis ${redactUrl(url)}: cannot reach it (${(e as Error).message})`);
+  }
+  return redis;
 }
