@@ -1,0 +1,263 @@
+// Mixed load with keys, limits and metrics on (issue 13). Run: npm run bench:mixed
+//  1. BENCH_MIXED_SECONDS (default 60) of 16 connections at once: 4 each on eth_getBlockReceipts of a
+//     200-transaction block, trace_callMany of 10 of its transactions on its parent, eth_call of one
+//     of them, and a batch of four state reads; through a key with credits per second and per day
+//     (high enough never to refuse) and every limit on. Per method: requests/s, p50, p99; errors
+//     (any failed or wrong-length answer fails the run); server RSS at the start and the end.
+//  2. The same load with keys and limits off (--no-auth) and metrics off (--no-metrics): the cost
+//     of keys, limits and metrics is the throughput difference (goal: within 5%).
+//  3. eth_chainId at 16 connections with one API process and with --processes 2 (goal: ≥ 15,000
+//     requests/s on this machine's 2 cores).
+//  4. Server CPU time per answer (from /proc, the server's whole process tree) for ethtrace and for
+//     anvil serving the same chain, on the heavy methods, one connection: unlike requests per
+//     second it does not depend on how fast the load generator is.
+// (env: BENCH_MIXED_SECONDS, BENCH_SECONDS for the cells of 3 and 4, BENCH_WARMUP_SECONDS)
+import { runCli, tempDir } from '../test/support/cli.ts';
+import { bigBlockChain } from './lib/bigBlock.ts';
+import { type LoadResult, runLoadInChild } from './lib/load.ts';
+import { type Child, CLI, childPid, startChild } from './lib/process.ts';
+import { treeCpuSeconds, treeRssMiB } from './lib/procTree.ts';
+import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';
+
+const MIXED_SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 60);
+const GROUP_CONNECTIONS = 4;
+const GOAL_CHAIN_ID_RPS = 15_000;
+const GOAL_OVERHEAD = 0.05;
+
+const log = progressLog();
+
+interface Group {
+  name: string;
+  body: string;
+}
+
+interface Server {
+  child: Child;
+  /** The JSON-RPC URL, with the key when keys are on. */
+  url: string;
+}
+
+const hex = (n: bigint | number) => `0x${n.toString(16)}`;
+
+async function startServer(datadir: string, args: string[], key: string | null): Promise<Server> {
+  const child = await startChild(
+    process.execPath,
+    [CLI, 'start', '--datadir', datadir, '--port', '0', ...(key === null ? ['--no-auth'] : []), ...args],
+    /HTTP\s+(http:\/\/\S+)\r?\n/,
+  );
+  const printed = child.ready;
+  return { child, url: key === null ? printed : printed.replace(/\/v3\/.*$/, `/v3/${key}`) };
+}
+
+/** The four kinds of request of the mixed load, built from the busy block of the chain. */
+async function groupsOf(url: string, number: bigint): Promise<Group[]> {
+  const block = JSON.parse(await post(url, rpcBody('eth_getBlockByNumber', [hex(number), true]))).result as {
+    transactions: Array<{ from: string; to: string; gas: string; value: string; input: string }>;
+  };
+  const calls = block.transactions
+    .slice(0, 10)
+    .map((tx) => ({ from: tx.from, to: tx.to, gas: tx.gas, value: tx.value, input: tx.input }));
+  const first = calls[0];
+  if (!first) throw new Error('the busy block has no transactions');
+  const reads = [
+    ['eth_getBalance', [first.from, 'latest']],
+    ['eth_getTransactionCount', [first.from, 'latest']],
+    ['eth_getStorageAt', [first.to, '0x0', 'latest']],
+    ['eth_getCode', [first.to, 'latest']],
+  ].map(([method, params], i) => ({ jsonrpc: '2.0', id: i + 1, method, params }));
+  return [
+    { name: 'eth_getBlockReceipts (200 txs)', body: rpcBody('eth_getBlockReceipts', [hex(number)]) },
+    {
+      name: 'trace_callMany (10 calls)',
+      body: rpcBody('trace_callMany', [calls.map((c) => [c, ['trace']]), hex(number - 1n)]),
+    },
+    { name: 'eth_call', body: rpcBody('eth_call', [first, hex(number - 1n)]) },
+    { name: 'state reads (batch of 4)', body: JSON.stringify(reads) },
+  ];
+}
+
+async function reference(url: string, body: string): Promise<number> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const text = await res.text();
+  if (res.status !== 200 || text.includes('"error"'))
+    throw new Error(`${url}: ${res.status} ${text.slice(0, 300)}`);
+  return Buffer.byteLength(text);
+}
+
+interface MixedRun {
+  results: Array<{ group: Group; result: LoadResult }>;
+  rssStart: number;
+  rssEnd: number;
+  cpuPerSecond: number;
+}
+
+/** Every group at once, each on its own connections, over the same window. */
+async function mixed(server: Server, groups: Group[], seconds: number): Promise<MixedRun> {
+  const pid = server.child.process.pid ?? 0;
+  const sizes = await Promise.all(groups.map((g) => reference(server.url, g.body)));
+  const rssStart = treeRssMiB(pid);
+  const cpuBefore = treeCpuSeconds(pid);
+  const started = performance.now();
+  const results = await Promise.all(
+    groups.map(async (group, i) => ({
+      group,
+      result: await runLoadInChild({
+        url: server.url,
+        body: group.body,
+        connections: GROUP_CONNECTIONS,
+        durationMs: seconds * 1000,
+        warmupMs: WARMUP_SECONDS * 1000,
+        expectBytes: sizes[i] ?? 0,
+      }),
+    })),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  return {
+    results,
+    rssStart,
+    rssEnd: treeRssMiB(pid),
+    cpuPerSecond: (treeCpuSeconds(pid) - cpuBefore) / elapsed,
+  };
+}
+
+/** One request at a time for a window: server CPU per answer (whole process tree) and latency. */
+async function cpuPerAnswer(url: string, pid: number, body: string): Promise<{ cpuMs: number; p50: number }> {
+  const expectBytes = await reference(url, body);
+  const before = treeCpuSeconds(pid);
+  const result = await runLoadInChild({
+    url,
+    body,
+    connections: 1,
+    durationMs: SECONDS * 1000,
+    warmupMs: 0,
+    expectBytes,
+  });
+  return { cpuMs: ((treeCpuSeconds(pid) - before) * 1000) / result.requests, p50: result.latency.p50 };
+}
+
+async function chainId(server: Server): Promise<LoadResult> {
+  const body = rpcBody('eth_chainId', []);
+  return runLoadInChild({
+    url: server.url,
+    body,
+    connections: 16,
+    durationMs: SECONDS * 1000,
+    warmupMs: WARMUP_SECONDS * 1000,
+    expectBytes: await reference(server.url, body),
+  });
+}
+
+const pad = (s: string, n: number) => s.padEnd(n);
+const num = (x: number, digits = 1) => x.toFixed(digits).padStart(9);
+
+async function main(): Promise<void> {
+  const work = tempDir('ethtrace-bench-mixed-');
+  const stops: Array<() => Promise<void>> = [];
+  const out: string[] = [machineLine(), ''];
+  try {
+    log(machineLine());
+    const { anvil, number, datadir } = await bigBlockChain(work.path, log);
+    stops.push(() => anvil.stop());
+    // A key with limits that hold but never refuse this load: every check runs, none says no.
+    const made = await runCli([
+      'keys',
+      'create',
+      '--datadir',
+      datadir,
+      '--name',
+      'bench',
+      '--credits-per-second',
+      '100000000',
+      '--credits-per-day',
+      '1000000000000',
+    ]);
+    if (made.code !== 0) throw new Error(made.stderr);
+    const key = made.stdout.split('\n')[0]?.trim() ?? '';
+
+    log('keys, limits and metrics on');
+    const on = await startServer(datadir, [], key);
+    const groups = await groupsOf(on.url, number);
+    const withLimits = await mixed(on, groups, MIXED_SECONDS);
+    await on.child.stop();
+    log('keys, limits and metrics off');
+    const off = await startServer(datadir, ['--no-metrics'], null);
+    const withoutLimits = await mixed(off, groups, MIXED_SECONDS);
+    await off.child.stop();
+
+    out.push(
+      `1. mixed load, ${MIXED_SECONDS} s, 16 connections (${GROUP_CONNECTIONS} per method), keys + limits + metrics on`,
+    );
+    out.push(`${pad('method', 34)}     req/s   p50 ms   p99 ms   off req/s   on/off`);
+    let totalOn = 0;
+    let totalOff = 0;
+    withLimits.results.forEach(({ group, result }, i) => {
+      const offResult = withoutLimits.results[i]?.result;
+      const offRps = offResult?.requestsPerSecond ?? Number.NaN;
+      totalOn += result.requestsPerSecond;
+      totalOff += offRps;
+      out.push(
+        `${pad(group.name, 34)} ${num(result.requestsPerSecond)} ${num(result.latency.p50, 2).slice(1)} ${num(result.latency.p99, 2).slice(1)}   ${num(offRps)}   ${(result.requestsPerSecond / offRps).toFixed(3)}`,
+      );
+    });
+    const overhead = 1 - totalOn / totalOff;
+    out.push(
+      `errors: 0 (a failed or wrong-length answer stops the run); server RSS ${withLimits.rssStart.toFixed(0)} → ${withLimits.rssEnd.toFixed(0)} MiB (off: ${withoutLimits.rssStart.toFixed(0)} → ${withoutLimits.rssEnd.toFixed(0)}); server CPU ${withLimits.cpuPerSecond.toFixed(2)} cores`,
+    );
+    out.push(
+      `2. cost of keys + limits + metrics: ${(overhead * 100).toFixed(1)}% of throughput (all methods) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
+    );
+
+    log('eth_chainId, 1 and 2 processes');
+    const one = await startServer(datadir, [], key);
+    const oneResult = await chainId(one);
+    await one.child.stop();
+    const two = await startServer(datadir, ['--processes', '2'], key);
+    const twoResult = await chainId(two);
+    await two.child.stop();
+    out.push('', '3. eth_chainId, 16 connections, keys + limits + metrics on');
+    for (const [name, r] of [
+      ['1 process', oneResult],
+      ['--processes 2', twoResult],
+    ] as const)
+      out.push(
+        `${pad(name, 16)} ${num(r.requestsPerSecond)} req/s  p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms  generator ${r.cpu.generator.toFixed(2)} cores`,
+      );
+    out.push(
+      `goal ≥ ${GOAL_CHAIN_ID_RPS} req/s with --processes 2: ${twoResult.requestsPerSecond >= GOAL_CHAIN_ID_RPS ? 'met' : 'NOT met'} (the load generator shares the 2 cores)`,
+    );
+
+    log('server CPU per answer, ethtrace and anvil');
+    const ours = await startServer(datadir, ['--trace-cache-mb', '0'], key);
+    stops.push(() => ours.child.stop());
+    const oursPid = ours.child.process.pid ?? 0;
+    const anvilPid = childPid('anvil');
+    if (anvilPid === null) throw new Error('no /proc entry for anvil');
+    out.push('', '4. server CPU per answer, one connection (whole process tree, from /proc)');
+    out.push(`${pad('method', 44)} ethtrace ms   anvil ms   ratio`);
+    const heavy: Array<[string, string]> = [
+      ['eth_getBlockReceipts (200 txs)', rpcBody('eth_getBlockReceipts', [hex(number)])],
+      [
+        'trace_replayBlockTransactions trace (no cache)',
+        rpcBody('trace_replayBlockTransactions', [hex(number), ['trace']]),
+      ],
+      [
+        'debug_traceBlockByNumber callTracer',
+        rpcBody('debug_traceBlockByNumber', [hex(number), { tracer: 'callTracer' }]),
+      ],
+      ['eth_call', groups[2]?.body ?? ''],
+    ];
+    for (const [name, body] of heavy) {
+      const a = await cpuPerAnswer(ours.url, oursPid, body);
+      const b = await cpuPerAnswer(anvil.url, anvilPid, body);
+      out.push(
+        `${pad(name, 44)} ${num(a.cpuMs, 2)}  ${num(b.cpuMs, 2)}  ${(a.cpuMs / b.cpuMs).toFixed(2).padStart(6)}`,
+      );
+    }
+    process.stdout.write(`${out.join('\n')}\n`);
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    work.cleanup();
+  }
+}
+
+await main();
