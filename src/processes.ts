@@ -17,6 +17,15 @@ import { MemoryCounters } from './transport/access/ledger.ts';
 export type ProcessRole = 'alone' | 'primary' | 'api';
 
 const LISTENING = 'ethtrace:listening';
+/** An API process asks for a figure of every API process (metrics, the dashboard's data). */
+const GATHER = 'ethtrace:gather';
+/** The primary asks each API process for its part, which it answers with COLLECTED. */
+const COLLECT = 'ethtrace:collect';
+const COLLECTED = 'ethtrace:collected';
+/** The primary answers a GATHER with every part. */
+const GATHERED = 'ethtrace:gathered';
+/** An API process that does not give its part within this is left out (it may be starting or stuck). */
+const GATHER_TIMEOUT_MS = 2_000;
 /** An API process that dies this soon after it started is not started again (it would die again). */
 const MIN_LIFETIME_MS = 5_000;
 /** A second SIGTERM, or this long after the first, and the API processes are killed. */
@@ -49,6 +58,27 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
   });
   let up = 0;
   let allUp = false;
+  let nextGather = 0;
+  const gathers = new Map<number, { parts: unknown[]; waiting: Set<Worker>; done: () => void }>();
+
+  /** Asks every API process for its part of `what`, and answers the one that asked with all of them. */
+  const gather = (asker: Worker, what: string, askerId: number): void => {
+    const id = ++nextGather;
+    const workers = [...started.keys()].filter((w) => w.isConnected());
+    const entry = {
+      parts: [] as unknown[],
+      waiting: new Set(workers),
+      done: () => {
+        clearTimeout(timer);
+        gathers.delete(id);
+        if (asker.isConnected()) asker.send({ kind: GATHERED, id: askerId, parts: entry.parts });
+      },
+    };
+    const timer = setTimeout(entry.done, GATHER_TIMEOUT_MS);
+    gathers.set(id, entry);
+    for (const w of workers) w.send({ kind: COLLECT, id, what });
+    if (workers.length === 0) entry.done();
+  };
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ ETHTRACE_PROCESS_INDEX: String(index) });
@@ -57,6 +87,19 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
       const answer = counters && answerExchange(counters, message);
       if (answer) {
         if (worker.isConnected()) worker.send(answer);
+        return;
+      }
+      const m = message as { kind?: unknown; id?: unknown; what?: unknown; part?: unknown } | null;
+      if (m?.kind === GATHER && typeof m.id === 'number' && typeof m.what === 'string') {
+        gather(worker, m.what, m.id);
+        return;
+      }
+      if (m?.kind === COLLECTED && typeof m.id === 'number') {
+        const entry = gathers.get(m.id);
+        if (entry?.waiting.delete(worker)) {
+          entry.parts.push(m.part);
+          if (entry.waiting.size === 0) entry.done();
+        }
         return;
       }
       if (isListening(message) && !allUp && ++up === count) {
@@ -136,6 +179,53 @@ export function apiProcessStop(): Promise<void> {
   return new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());
     process.once('disconnect', () => resolve());
+  });
+}
+
+/**
+ * What an API process gives when the primary gathers `what` from all of them (src/app.ts registers
+ * its metrics and the dashboard's data).
+ */
+const providers = new Map<string, () => Promise<unknown>>();
+let collecting = false;
+
+export function provide(what: string, part: () => Promise<unknown>): void {
+  providers.set(what, part);
+  if (collecting || !cluster.isWorker) return;
+  collecting = true;
+  process.on('message', (message: unknown) => {
+    const m = message as { kind?: unknown; id?: unknown; what?: unknown } | null;
+    if (m?.kind !== COLLECT || typeof m.id !== 'number' || typeof m.what !== 'string') return;
+    const id = m.id;
+    const provider = providers.get(m.what);
+    if (!provider) return;
+    provider().then(
+      (part) => process.send?.({ kind: COLLECTED, id, part }),
+      () => process.send?.({ kind: COLLECTED, id, part: null }),
+    );
+  });
+}
+
+let nextAsk = 0;
+const asked = new Map<number, (parts: unknown[]) => void>();
+let hearing = false;
+
+/** Every API process's part of `what` (this one's included), through the primary. */
+export function gatherFromAll(what: string): Promise<unknown[]> {
+  if (!cluster.isWorker || !process.send) throw new Error('gatherFromAll: not an API process of --processes');
+  if (!hearing) {
+    hearing = true;
+    process.on('message', (message: unknown) => {
+      const m = message as { kind?: unknown; id?: unknown; parts?: unknown } | null;
+      if (m?.kind !== GATHERED || typeof m.id !== 'number' || !Array.isArray(m.parts)) return;
+      asked.get(m.id)?.(m.parts.filter((p) => p !== null));
+      asked.delete(m.id);
+    });
+  }
+  const id = ++nextAsk;
+  return new Promise((resolve) => {
+    asked.set(id, resolve);
+    process.send?.({ kind: GATHER, id, what });
   });
 }
 
