@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Command, CommanderError } from 'commander';
-import { buildApp, DEFAULT_CONFIG } from './app.ts';
+import { buildApp, DEFAULT_CONFIG, DEFAULT_READY_MAX_HEAD_AGE_SECONDS } from './app.ts';
 import {
   DEV_CHAIN_ID,
   DEV_HARDFORKS,
@@ -21,6 +21,8 @@ import { openFollow } from './ingest/follower.ts';
 import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { addKeyCommands } from './keysCommands.ts';
+import { createLogger, LOG_LEVELS, type LogLevel, lineLogger } from './observe/log.ts';
+import { Metrics } from './observe/metrics.ts';
 import { toHex } from './primitives/hex.ts';
 import { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
@@ -106,7 +108,20 @@ interface StartOptions {
   upstreamPollMs?: string;
   follow?: boolean;
   verifyStateRoot: boolean;
+  maxBodyMb?: string;
+  maxBatch?: string;
+  wsMaxPerKey?: string;
+  headerTimeoutMs?: string;
+  bodyTimeoutMs?: string;
+  logLevel: string;
+  metricsPort?: string;
+  metricsHost: string;
+  readyMaxHeadAge?: string;
+  shutdownTimeout?: string;
 }
+
+/** How long a stop lets the requests being answered finish (`--shutdown-timeout`, seconds). */
+const DEFAULT_SHUTDOWN_SECONDS = 10;
 
 /** The app configuration of `start`'s flags, checked before anything is opened or created. */
 function startConfig(o: StartOptions) {
@@ -137,9 +152,14 @@ function startConfig(o: StartOptions) {
     },
     requests: {
       maxResponseBytes: count('max-response-mb', o.maxResponseMb, d.requests.maxResponseBytes / mib) * mib,
+      maxBodyBytes: count('max-body-mb', o.maxBodyMb, d.requests.maxBodyBytes / mib) * mib,
+      maxBatchSize: count('max-batch', o.maxBatch, d.requests.maxBatchSize),
+      headerTimeoutMs: count('header-timeout-ms', o.headerTimeoutMs, d.requests.headerTimeoutMs),
+      bodyTimeoutMs: count('body-timeout-ms', o.bodyTimeoutMs, d.requests.bodyTimeoutMs),
     },
     webSocket: {
       maxConnectionsPerIp: count('ws-max-per-ip', o.wsMaxPerIp, d.webSocket.maxConnectionsPerIp),
+      maxConnectionsPerKey: count('ws-max-per-key', o.wsMaxPerKey, d.webSocket.maxConnectionsPerKey),
       maxSubscriptionsPerConnection: count(
         'ws-max-subscriptions',
         o.wsMaxSubscriptions,
@@ -205,8 +225,27 @@ function startConfig(o: StartOptions) {
           verifyStateRoot: o.verifyStateRoot,
         }
       : null;
+  if (!(LOG_LEVELS as readonly string[]).includes(o.logLevel))
+    throw new UserError(`--log-level ${o.logLevel}: one of ${LOG_LEVELS.join(', ')}`);
+  const metricsPort = o.metricsPort === undefined ? null : Number(o.metricsPort);
+  if (metricsPort !== null && !(/^[0-9]+$/.test(o.metricsPort ?? '') && metricsPort <= 65535))
+    throw new UserError(`--metrics-port ${o.metricsPort} is not a port number`);
+  // A dev chain that mines only on demand may rightly have an old head: no bound unless asked for.
+  const headAgeBound =
+    o.upstream.length > 0 || blockTime !== undefined || o.readyMaxHeadAge !== undefined
+      ? count('ready-max-head-age', o.readyMaxHeadAge, DEFAULT_READY_MAX_HEAD_AGE_SECONDS)
+      : null;
   return {
-    app: { host: o.host, port, limits },
+    app: {
+      host: o.host,
+      port,
+      limits,
+      metricsPort,
+      metricsHost: o.metricsHost,
+      readyMaxHeadAgeSeconds: headAgeBound,
+    },
+    logLevel: o.logLevel as LogLevel,
+    shutdownMs: count('shutdown-timeout', o.shutdownTimeout, DEFAULT_SHUTDOWN_SECONDS) * 1000,
     blockTime,
     upstream: follow ? null : upstream,
     follow,
@@ -214,7 +253,7 @@ function startConfig(o: StartOptions) {
 }
 
 async function startCommand(o: StartOptions): Promise<void> {
-  const { app: config, blockTime, upstream, follow } = startConfig(o);
+  const { app: config, blockTime, upstream, follow, logLevel, shutdownMs } = startConfig(o);
   if (upstream || follow) {
     refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
     if (blockTime !== undefined)
@@ -230,12 +269,25 @@ async function startCommand(o: StartOptions): Promise<void> {
   // Listened for before anything is made or printed: a supervisor (or a test) that stops the server
   // the moment it reads the "serving" line must find the handler installed, not Node's default,
   // which kills the process mid-write. A stop asked for during start-up takes effect once it is up.
+  const logger = createLogger({ level: logLevel });
+  // The first signal drains (requests being answered get --shutdown-timeout to finish); a second
+  // one exits at once, with the shell's status for death by that signal (128 + its number).
   const stopRequested = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
+    const first = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', first);
+      process.off('SIGTERM', first);
+      const now = (again: NodeJS.Signals) => process.exit(again === 'SIGINT' ? 130 : 143);
+      process.once('SIGINT', now);
+      process.once('SIGTERM', now);
+      logger.info({ signal }, 'stopping: answering the requests under way, then closing');
+      resolve();
+    };
+    process.on('SIGINT', first);
+    process.on('SIGTERM', first);
   });
+  const metrics = new Metrics();
   prepareDatadir(datadir);
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = lineLogger(logger);
   // The main thread reads the upstream at its share of the request rate; the workers at theirs.
   const source =
     upstream &&
@@ -269,20 +321,35 @@ async function startCommand(o: StartOptions): Promise<void> {
     const needsKey = o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
     const keys = o.auth ? KeyRing.from(given, keyFile) : null;
     // Keys' settings (credits, allow-lists) and usage; `--no-auth` has none of it.
-    const policy = keys && openAccessControl(keys, datadir, log);
+    const policy = keys && openAccessControl(keys, datadir, log, metrics);
     access = policy;
     app = await buildApp(
       { ...config, keys },
       {
         store,
         datadir,
+        log,
+        logger,
+        metrics,
+        ...(followed
+          ? {
+              follow: () => {
+                const status = followed.follower.status();
+                return {
+                  head: status.head?.number ?? null,
+                  upstream: status.upstream?.number ?? null,
+                  error: status.error,
+                };
+              },
+            }
+          : {}),
         ...(dev ? { dev: dev.service } : {}),
         ...(source ? { upstream: source } : {}),
         ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
       },
     );
     await app.warm();
-    const { httpUrl, wsUrl } = await app.listen().catch((e: unknown) => {
+    const { httpUrl, wsUrl, metricsUrl } = await app.listen().catch((e: unknown) => {
       throw listenError(e, config.host, config.port);
     });
     let shownKey = given[0];
@@ -307,7 +374,8 @@ async function startCommand(o: StartOptions): Promise<void> {
     process.stdout.write(
       `ethtrace serving ${kind}chain ${app.services.chain.chainId} (head ${head?.number ?? 'none'}) from ${datadir}\n` +
         `  HTTP       ${httpUrl}/v3/${key}\n  WebSocket  ${wsUrl}/ws/v3/${key}\n` +
-        (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
+        (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : '') +
+        (metricsUrl ? `  metrics    ${metricsUrl}/metrics\n` : ''),
     );
     followed?.follower.start();
   } catch (e) {
@@ -322,7 +390,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   process.stdout.write('stopping\n');
   await followed?.follower.stop();
   await dev?.service.stop();
-  await app.close();
+  await app.close({ deadlineMs: shutdownMs });
   await access?.close();
   await store.close();
 }
@@ -550,6 +618,25 @@ function program(): Command {
       .option('--ws-max-per-ip <n>', 'WebSockets open from one address (default 64)')
       .option('--ws-max-subscriptions <n>', 'subscriptions on one WebSocket (default 1024)')
       .option('--ws-max-buffer-mb <mb>', 'unsent output before a WebSocket is dropped (default 16)')
+      .option('--ws-max-per-key <n>', 'WebSockets open with one API key (default 256)')
+      .option('--max-body-mb <mb>', 'largest request body (default 5)')
+      .option('--max-batch <n>', 'requests in one batch (default 1000)')
+      .option('--header-timeout-ms <ms>', "time to send a request's headers (default 10000)")
+      .option('--body-timeout-ms <ms>', "time to send a request's body (default 30000)")
+      .option('--log-level <level>', `${LOG_LEVELS.join(', ')}: one JSON line per request at info`, 'info')
+      .option(
+        '--metrics-port <port>',
+        'serve /metrics (and /health, /ready) on this port only (default: the API port)',
+      )
+      .option('--metrics-host <address>', 'address of --metrics-port', '127.0.0.1')
+      .option(
+        '--ready-max-head-age <seconds>',
+        `/ready fails when the head is older (default ${DEFAULT_READY_MAX_HEAD_AGE_SECONDS} with --upstream or --block-time)`,
+      )
+      .option(
+        '--shutdown-timeout <seconds>',
+        `on SIGTERM/SIGINT, time for requests under way to finish (default ${DEFAULT_SHUTDOWN_SECONDS})`,
+      )
       .option('--chain-id <id>', 'chain id of a new dev chain (default 31337)')
       .option('--hardfork <fork>', `fork of a new dev chain: ${DEV_HARDFORKS.join(', ')} (default the last)`)
       .option('--mnemonic <words>', 'mnemonic of the accounts of a new dev chain (default the test one)')

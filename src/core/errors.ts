@@ -33,7 +33,7 @@ export abstract class DomainError extends Error {
    * refusals are counted by name; set with `refusedBy`. Kinds that are always one limit's (a busy
    * pool, a response too large) are named by the envelope from their kind instead.
    */
-  limit: string | undefined;
+  abuseLimit: string | undefined;
 
   constructor(
     message: string,
@@ -46,7 +46,7 @@ export abstract class DomainError extends Error {
 
 /** `error`, marked as the refusal of the abuse limit `limit`. */
 export function refusedBy<E extends DomainError>(limit: string, error: E): E {
-  error.limit = limit;
+  error.abuseLimit = limit;
   return error;
 }
 
