@@ -8,9 +8,16 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
+ * Log output a reader may leave unread before lines are dropped. Synchronous writes to a pipe nobody
+ * reads (a supervisor that only reads stdout) stalled the whole server once the pipe's 64 KiB filled;
+ * written asynchronously, lines wait here instead, and past this they are lost rather than memory.
+ */
+const MAX_UNWRITTEN_LOG_BYTES = 16 * 1024 * 1024;
+
+/**
  * The service's logger: JSON lines on stderr (one object a line, for a log shipper), or pino-pretty's
- * coloured lines when stderr is a terminal (a person reading). Writes are synchronous, so the lines of
- * a process that stops or crashes are not lost in a buffer.
+ * coloured lines when stderr is a terminal (a person reading). JSON lines are written asynchronously
+ * (pino flushes them when the process exits); see MAX_UNWRITTEN_LOG_BYTES.
  */
 export function createLogger(
   options: { level?: LogLevel; destination?: NodeJS.WritableStream | number; pretty?: boolean } = {},
@@ -22,7 +29,7 @@ export function createLogger(
   if (prettyOut) return pino(base, pretty({ destination: fd, sync: true, ignore: 'pid,hostname' }));
   if (options.destination !== undefined && typeof options.destination !== 'number')
     return pino(base, options.destination);
-  return pino(base, pino.destination({ dest: fd, sync: true }));
+  return pino(base, pino.destination({ dest: fd, sync: false, maxLength: MAX_UNWRITTEN_LOG_BYTES }));
 }
 
 /**
