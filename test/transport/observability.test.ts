@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type App, type AppListening, buildApp, DEFAULT_CONFIG } from '../../src/app.ts';
+import { openLmdbStore } from '../../src/store/lmdb/index.ts';
+import type { ChainStore } from '../../src/store/types.ts';
 import { type Anvil, startAnvil } from '../support/anvil.ts';
 import { runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
+import { importConformanceChain } from '../support/server.ts';
 import { startUpstreamServer, type UpstreamServer } from '../support/upstream.ts';
 
 /**
@@ -203,5 +207,46 @@ describe('/ready in upstream mode', () => {
       if (status !== 200) await sleep(100);
     }
     assert.equal(status, 200);
+  });
+});
+
+describe('--metrics-port', () => {
+  let chain: { datadir: string; cleanup: () => void };
+  let app: App;
+  let store: ChainStore;
+  let listening: AppListening;
+
+  before(async () => {
+    chain = await importConformanceChain();
+    store = await openLmdbStore(chain.datadir, { readOnly: true });
+    app = await buildApp(
+      { ...DEFAULT_CONFIG, port: 0, keys: null, metricsPort: 0 },
+      { store, datadir: chain.datadir, log: () => {} },
+    );
+    listening = await app.listen();
+  });
+  after(async () => {
+    await app?.close();
+    await store?.close();
+    chain?.cleanup();
+  });
+
+  it('serves /metrics on its own port only; /health and /ready on both', async () => {
+    assert.ok(listening.metricsUrl);
+    assert.notEqual(new URL(listening.metricsUrl).port, String(listening.address.port));
+    await post(`${listening.httpUrl}/`, req('eth_chainId'));
+    const metrics = await fetch(`${listening.metricsUrl}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.equal(
+      sample(await metrics.text(), 'ethtrace_rpc_successful_calls_total{method="eth_chainId"}'),
+      1,
+    );
+    const onApi = await fetch(`${listening.httpUrl}/metrics`);
+    await onApi.arrayBuffer();
+    assert.notEqual(onApi.status, 200, 'the API port does not show the metrics');
+    for (const url of [listening.httpUrl, listening.metricsUrl]) {
+      assert.equal((await fetch(`${url}/health`)).status, 200);
+      assert.equal((await fetch(`${url}/ready`)).status, 200);
+    }
   });
 });
