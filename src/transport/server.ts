@@ -244,16 +244,20 @@ export class RpcServer {
    * asks for a 408 here: it is sent, counted under its limit, and the connection cut.
    */
   private onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+    // As Node does without a listener: nothing is written into an answer already under way (a 413
+    // whose body is being drained); the connection is only cut.
+    const answering =
+      (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       const limit = this.receivingBody.has(socket as Socket) ? 'body_timeout' : 'header_timeout';
       this.opts.observer?.limitRefused(limit);
-      if (socket.writable)
+      if (socket.writable && !answering)
         socket.end('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       socket.destroy();
       return;
     }
     // Node's own answer to a malformed request (400, 431), as when nobody listens for these.
-    if (socket.writable && !(error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+    if (socket.writable && !answering && !(error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
       const status =
         error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
       socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
