@@ -301,7 +301,7 @@ async function startCommand(o: StartOptions): Promise<void> {
     ));
   // A followed chain is an imported one, which this process also writes.
   const followed = follow && (await openFollow(datadir, follow, log));
-  const dev = source || followed ? null : await openDevChain(datadir, devFlags);
+  const dev = source || followed ? null : await openDevChain(datadir, devFlags, log);
   const store =
     source?.store ?? followed?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
@@ -436,6 +436,7 @@ const META_DEV = 'dev';
 async function openDevChain(
   datadir: string,
   flags: DevFlags,
+  log: (line: string) => void,
 ): Promise<{ store: ChainStore; service: DevService } | null> {
   const store = await openLmdbStore(datadir);
   try {
@@ -456,7 +457,7 @@ async function openDevChain(
         checkDevFlags(options, flags, datadir);
         const spec = await readStoredSpec(store);
         if (spec === null) throw new Error('a dev chain without its genesis spec');
-        return { store, service: devService(await ChainWriter.open(store, spec), options) };
+        return { store, service: devService(await ChainWriter.open(store, spec), options, log) };
       }
       const options = devOptions(flags);
       const spec = parseChainSpec(devGenesis(options), 'dev genesis');
@@ -464,7 +465,7 @@ async function openDevChain(
         const writer = await ChainWriter.open(store, spec);
         const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
         await writer.initGenesis([[META_DEV, new TextEncoder().encode(record)]]);
-        return { store, service: devService(writer, options) };
+        return { store, service: devService(writer, options, log) };
       } catch (e) {
         // Another process made a chain here since the look above: look again, once.
         if (attempt > 0 || (await store.getHead()) === null) throw e;
@@ -476,8 +477,7 @@ async function openDevChain(
   }
 }
 
-function devService(writer: ChainWriter, options: DevChainOptions): DevService {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+function devService(writer: ChainWriter, options: DevChainOptions, log: (line: string) => void): DevService {
   return new DevService(writer, devAccounts(options.mnemonic), log);
 }
 
