@@ -15,7 +15,10 @@ const MAY_IMPORT = {
   ingest: ['exec', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
   services: ['exec', 'ingest', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
   rpc: ['services', 'chain', 'core', 'wire', 'primitives', 'config'],
-  transport: ['rpc', 'core', 'primitives', 'config'],
+  // Metrics, logs and health probes: they know what a call, a limit or a head is, nothing of how
+  // they are served or computed (app.ts hands them the parts to read).
+  observe: ['config', 'core', 'primitives'],
+  transport: ['rpc', 'observe', 'core', 'primitives', 'config'],
 };
 
 const layerRules = Object.entries(MAY_IMPORT).map(([layer, below]) => ({

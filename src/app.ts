@@ -1,3 +1,5 @@
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ChainReader } from './chain/reader.ts';
 import { readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
@@ -5,6 +7,9 @@ import { describeForLog, UserError } from './core/errors.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
 import { PrefetchingClient } from './exec/prefetch.ts';
+import { type Logger, lineLogger, RequestLine } from './observe/log.ts';
+import { METRICS_CONTENT_TYPE, Metrics } from './observe/metrics.ts';
+import { health, readiness } from './observe/ready.ts';
 import { type CallGate, RpcEnvelope } from './rpc/envelope.ts';
 import { METHODS } from './rpc/methods/index.ts';
 import { withPassThrough } from './rpc/methods/passThrough.ts';
@@ -23,7 +28,13 @@ import { TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
 import { combineGates } from './transport/gate.ts';
-import { type Listening, type RequestInfo, RpcServer, type SocketPolicy } from './transport/server.ts';
+import {
+  type Listening,
+  type Page,
+  type RequestInfo,
+  RpcServer,
+  type SocketPolicy,
+} from './transport/server.ts';
 import type { UpstreamSource, UpstreamWorkerSource } from './upstream/open.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
@@ -35,6 +46,14 @@ export interface AppConfig {
   keys: KeyRing | null;
   /** Every limit, each given to the part that enforces it (src/config/limits.ts). */
   limits: Limits;
+  /**
+   * Where `/metrics` is served: null on the API port (with `/health` and `/ready`); a port puts it
+   * there instead, on `metricsHost`, so a public API port does not show the service's traffic.
+   */
+  metricsPort?: number | null;
+  metricsHost?: string;
+  /** `/ready` fails when the head is older than this (null: no bound, see observe/ready.ts). */
+  readyMaxHeadAgeSeconds?: number | null;
 }
 
 export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
@@ -43,13 +62,26 @@ export const DEFAULT_CONFIG: Omit<AppConfig, 'keys'> = {
   limits: DEFAULT_LIMITS,
 };
 
+/** Seconds a followed or upstream head may lag the clock before `/ready` fails (ten missed mainnet slots). */
+export const DEFAULT_READY_MAX_HEAD_AGE_SECONDS = 120;
+
+export interface AppListening extends Listening {
+  /** The separate metrics listener's URL (`--metrics-port`), else null. */
+  metricsUrl: string | null;
+}
+
 export interface App {
-  listen(): Promise<Listening>;
+  listen(): Promise<AppListening>;
   /** Starts the execution workers now rather than on the first trace (and surfaces their errors). */
   warm(): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops: the bodies being answered get `deadlineMs` to finish (0: cut at once), WebSockets are
+   * closed with 1001, then the execution pool.
+   */
+  close(options?: { deadlineMs?: number }): Promise<void>;
   services: Services;
   execution: ExecutionClient;
+  metrics: Metrics;
 }
 
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
@@ -62,6 +94,17 @@ export async function buildApp(
     /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
     upstream?: UpstreamSource;
     log?: (line: string) => void;
+    /** Structured logs: the app's lines and one line per request (observe/log.ts). Without it, none of the latter. */
+    logger?: Logger;
+    /**
+     * One of the API processes of `--processes` (src/processes.ts): `/metrics` shows the figures of
+     * all of them, gathered through the primary.
+     */
+    cluster?: { metricsText(): Promise<string> };
+    /** The metrics registry (observe/metrics.ts); made here when not given. */
+    metrics?: Metrics;
+    /** Following an upstream: the follower's heads, for metrics and `/ready`. */
+    follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
     /** The gate of one body (src/transport/gate.ts), from who sent it. */
     gateFor?: (request: RequestInfo) => CallGate | null;
     /** The access policy's word on open WebSockets (src/transport/access/control.ts). */
@@ -72,7 +115,9 @@ export async function buildApp(
   if (spec === null) throw new UserError('the datadir holds no chain: import one first (ethtrace import)');
   const { limits } = config;
   const chain = new ChainReader(deps.store, spec);
-  const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = deps.logger ?? null;
+  const log = deps.log ?? (logger ? lineLogger(logger) : (line: string) => process.stderr.write(`${line}\n`));
+  const metrics = deps.metrics ?? new Metrics();
   const upstream = deps.upstream;
   const pool = new PoolExecutionClient({
     datadir: deps.datadir,
@@ -121,40 +166,142 @@ export async function buildApp(
           )
       : null,
   };
+  const table = upstream ? withPassThrough(METHODS) : METHODS;
   const envelope = new RpcEnvelope(
-    upstream ? withPassThrough(METHODS) : METHODS,
+    table,
     { services },
     {
       maxBatchSize: limits.requests.maxBatchSize,
       maxResponseBytes: limits.requests.maxResponseBytes,
       batchScope: (work) => execution.batch(work),
     },
-    (e, method) => log(`internal error in ${method}: ${describeForLog(e)}`),
+    (e, method) =>
+      logger
+        ? logger.error({ method, err: describeForLog(e) }, 'internal error')
+        : log(`internal error in ${method}: ${describeForLog(e)}`),
   );
+  metrics.knowMethods(Object.keys(table));
+  const head = async () => {
+    const ref = await deps.store.getHead();
+    if (ref === null) return null;
+    const header = await chain.header(ref.hash);
+    return header === null ? null : { number: ref.number, timestamp: header.timestamp };
+  };
+  metrics.readFrom({
+    pool: () => execution.stats(),
+    replayCache: () => services.replay.stats(),
+    head,
+    ...(deps.follow ? { follow: deps.follow } : {}),
+  });
+  const pages: Record<string, () => Promise<Page>> = {
+    '/health': async () => json(health()),
+    '/ready': async () =>
+      json(
+        await readiness({
+          head,
+          maxHeadAgeSeconds: config.readyMaxHeadAgeSeconds ?? null,
+          ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
+          ...(deps.follow
+            ? {
+                followProblem: () => deps.follow?.().error?.message ?? null,
+              }
+            : {}),
+        }),
+      ),
+  };
+  const metricsPage = async (): Promise<Page> => ({
+    status: 200,
+    contentType: METRICS_CONTENT_TYPE,
+    body: await (deps.cluster ? deps.cluster.metricsText() : metrics.text()),
+  });
+  const metricsPort = config.metricsPort ?? null;
+  const apiPages = metricsPort === null ? { ...pages, '/metrics': metricsPage } : pages;
+  const metricsServer =
+    metricsPort === null
+      ? null
+      : createHttpServer((req, res) => {
+          const page = { ...pages, '/metrics': metricsPage }[(req.url ?? '/').split('?')[0] ?? '/'];
+          const answer = page ? page() : Promise.resolve(NOT_FOUND);
+          answer
+            .then(({ status, contentType, body }) => {
+              res.writeHead(status, { 'content-type': contentType });
+              res.end(body);
+            })
+            .catch((e: unknown) => {
+              res.writeHead(500, { 'content-type': 'text/plain' });
+              res.end(`${(e as Error).message}\n`);
+            });
+        });
+  const keyNameOf = (key: string | null) => (key === null ? null : (config.keys?.lookup(key)?.name ?? null));
   const server = new RpcServer({
     host: config.host,
     port: config.port,
     keys: config.keys,
-    limits: { maxBodyBytes: limits.requests.maxBodyBytes, webSocket: limits.webSocket },
+    limits: {
+      maxBodyBytes: limits.requests.maxBodyBytes,
+      headerTimeoutMs: limits.requests.headerTimeoutMs,
+      bodyTimeoutMs: limits.requests.bodyTimeoutMs,
+      webSocket: limits.webSocket,
+    },
     ...(deps.sockets ? { sockets: deps.sockets } : {}),
-    // The per-body gate: access policy (keys, credits, allow-lists) and observers (metrics, logs)
-    // join here as combineGates(...) of each part's gate for the request.
-    handle: (body, connection, request) =>
-      envelope.handle(body, connection, combineGates(deps.gateFor?.(request))),
+    pages: apiPages,
+    observer: metrics,
+    // The per-body gate: the observers (metrics, the request's log line), then the access policy
+    // (keys, credits, allow-lists), which may refuse the body; src/transport/gate.ts.
+    handle: async (body, connection, request, requestId) => {
+      const line =
+        logger && RequestLine.enabled(logger)
+          ? new RequestLine(logger, {
+              id: requestId,
+              transport: request.transport,
+              address: request.address,
+              keyName: keyNameOf(request.key),
+            })
+          : null;
+      const answer = await envelope.handle(
+        body,
+        connection,
+        combineGates(metrics.gate(), line?.gate(), deps.gateFor?.(request)),
+      );
+      line?.done(answer.httpStatus);
+      return answer;
+    },
   });
   return {
-    listen: () => server.listen(),
+    listen: async () => {
+      const listening = await server.listen();
+      if (metricsServer === null) return { ...listening, metricsUrl: null };
+      const host = config.metricsHost ?? '127.0.0.1';
+      await new Promise<void>((resolve, reject) => {
+        metricsServer.once('error', reject);
+        metricsServer.listen(metricsPort ?? 0, host, () => resolve());
+      });
+      const address = metricsServer.address() as AddressInfo;
+      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      return { ...listening, metricsUrl: `http://${shown}:${address.port}` };
+    },
     warm: () => execution.warm(),
-    close: async () => {
+    close: async (options = {}) => {
       upstream?.head.stop();
       events.stop();
       services.filters.close();
-      await server.close();
+      await server.close(options);
+      if (metricsServer?.listening) {
+        metricsServer.closeAllConnections();
+        await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      }
       await execution.close();
     },
     services,
     execution,
+    metrics,
   };
+}
+
+const NOT_FOUND: Page = { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };
+
+function json(probe: { status: number; body: unknown }): Page {
+  return { status: probe.status, contentType: 'application/json', body: `${JSON.stringify(probe.body)}\n` };
 }
 
 /**

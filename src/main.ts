@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Command, CommanderError } from 'commander';
 import type { Redis } from 'ioredis';
-import { buildApp, DEFAULT_CONFIG } from './app.ts';
+import { buildApp, DEFAULT_CONFIG, DEFAULT_READY_MAX_HEAD_AGE_SECONDS } from './app.ts';
 import {
   DEV_CHAIN_ID,
   DEV_HARDFORKS,
@@ -23,12 +23,16 @@ import { openFollow } from './ingest/follower.ts';
 import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
 import { addKeyCommands } from './keysCommands.ts';
+import { createLogger, LOG_LEVELS, type LogLevel, lineLogger } from './observe/log.ts';
+import { aggregateMetrics, Metrics } from './observe/metrics.ts';
 import { toHex } from './primitives/hex.ts';
 import {
   announceListening,
   apiProcessStop,
+  gatherFromAll,
   type Primary,
   type ProcessRole,
+  provide,
   StartFailure,
   startPrimary,
 } from './processes.ts';
@@ -121,7 +125,20 @@ interface StartOptions {
   verifyStateRoot: boolean;
   processes?: string;
   redis?: string;
+  maxBodyMb?: string;
+  maxBatch?: string;
+  wsMaxPerKey?: string;
+  headerTimeoutMs?: string;
+  bodyTimeoutMs?: string;
+  logLevel: string;
+  metricsPort?: string;
+  metricsHost: string;
+  readyMaxHeadAge?: string;
+  shutdownTimeout?: string;
 }
+
+/** How long a stop lets the requests being answered finish (`--shutdown-timeout`, seconds). */
+const DEFAULT_SHUTDOWN_SECONDS = 10;
 
 /** The app configuration of `start`'s flags, checked before anything is opened or created. */
 function startConfig(o: StartOptions) {
@@ -152,9 +169,14 @@ function startConfig(o: StartOptions) {
     },
     requests: {
       maxResponseBytes: count('max-response-mb', o.maxResponseMb, d.requests.maxResponseBytes / mib) * mib,
+      maxBodyBytes: count('max-body-mb', o.maxBodyMb, d.requests.maxBodyBytes / mib) * mib,
+      maxBatchSize: count('max-batch', o.maxBatch, d.requests.maxBatchSize),
+      headerTimeoutMs: count('header-timeout-ms', o.headerTimeoutMs, d.requests.headerTimeoutMs),
+      bodyTimeoutMs: count('body-timeout-ms', o.bodyTimeoutMs, d.requests.bodyTimeoutMs),
     },
     webSocket: {
       maxConnectionsPerIp: count('ws-max-per-ip', o.wsMaxPerIp, d.webSocket.maxConnectionsPerIp),
+      maxConnectionsPerKey: count('ws-max-per-key', o.wsMaxPerKey, d.webSocket.maxConnectionsPerKey),
       maxSubscriptionsPerConnection: count(
         'ws-max-subscriptions',
         o.wsMaxSubscriptions,
@@ -223,8 +245,27 @@ function startConfig(o: StartOptions) {
           verifyStateRoot: o.verifyStateRoot,
         }
       : null;
+  if (!(LOG_LEVELS as readonly string[]).includes(o.logLevel))
+    throw new UserError(`--log-level ${o.logLevel}: one of ${LOG_LEVELS.join(', ')}`);
+  const metricsPort = o.metricsPort === undefined ? null : Number(o.metricsPort);
+  if (metricsPort !== null && !(/^[0-9]+$/.test(o.metricsPort ?? '') && metricsPort <= 65535))
+    throw new UserError(`--metrics-port ${o.metricsPort} is not a port number`);
+  // A dev chain that mines only on demand may rightly have an old head: no bound unless asked for.
+  const headAgeBound =
+    o.upstream.length > 0 || blockTime !== undefined || o.readyMaxHeadAge !== undefined
+      ? count('ready-max-head-age', o.readyMaxHeadAge, DEFAULT_READY_MAX_HEAD_AGE_SECONDS)
+      : null;
   return {
-    app: { host: o.host, port, limits },
+    app: {
+      host: o.host,
+      port,
+      limits,
+      metricsPort,
+      metricsHost: o.metricsHost,
+      readyMaxHeadAgeSeconds: headAgeBound,
+    },
+    logLevel: o.logLevel as LogLevel,
+    shutdownMs: count('shutdown-timeout', o.shutdownTimeout, DEFAULT_SHUTDOWN_SECONDS) * 1000,
     blockTime,
     upstream: follow ? null : upstream,
     follow,
@@ -235,7 +276,7 @@ function startConfig(o: StartOptions) {
 
 async function startCommand(o: StartOptions): Promise<void> {
   const plan = startConfig(o);
-  const { app: config, blockTime, upstream, follow } = plan;
+  const { app: config, blockTime, upstream, follow, logLevel, shutdownMs } = plan;
   if (upstream || follow) {
     refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
     if (blockTime !== undefined)
@@ -254,9 +295,33 @@ async function startCommand(o: StartOptions): Promise<void> {
   // Listened for before anything is made or printed: a supervisor (or a test) that stops the server
   // the moment it reads the "serving" line must find the handler installed, not Node's default,
   // which kills the process mid-write. A stop asked for during start-up takes effect once it is up.
-  const stopRequested = role === 'api' ? apiProcessStop() : firstSignal();
+  const logger = createLogger({ level: logLevel });
+  // The first signal drains (requests being answered get --shutdown-timeout to finish); a second
+  // one exits at once, with the shell's status for death by that signal (128 + its number). An API
+  // process of --processes takes its stop from the primary (src/processes.ts).
+  let primary: Primary | null = null;
+  const stopRequested =
+    role === 'api'
+      ? apiProcessStop()
+      : new Promise<void>((resolve) => {
+          const first = (signal: NodeJS.Signals) => {
+            process.off('SIGINT', first);
+            process.off('SIGTERM', first);
+            const now = (again: NodeJS.Signals) => {
+              primary?.kill();
+              process.exit(again === 'SIGINT' ? 130 : 143);
+            };
+            process.once('SIGINT', now);
+            process.once('SIGTERM', now);
+            logger.info({ signal }, 'stopping: answering the requests under way, then closing');
+            resolve();
+          };
+          process.on('SIGINT', first);
+          process.on('SIGTERM', first);
+        });
+  const metrics = new Metrics();
   prepareDatadir(datadir);
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = lineLogger(logger);
   // Each API process, and in it the main thread and each worker, reads the upstream at its share of
   // the request rate.
   const upstreamRps =
@@ -270,7 +335,7 @@ async function startCommand(o: StartOptions): Promise<void> {
     ));
   // A followed chain is an imported one, which one process writes: the primary, or the only one.
   const followed = follow && role !== 'api' ? await openFollow(datadir, follow, log) : null;
-  const dev = source || follow || role !== 'alone' ? null : await openDevChain(datadir, devFlags);
+  const dev = source || follow || role !== 'alone' ? null : await openDevChain(datadir, devFlags, log);
   // The primary serves nothing: it keeps the store open only to follow the chain into it.
   const imported = !source && !followed && !dev;
   if (imported && role === 'primary') await refuseDevChain(datadir);
@@ -278,7 +343,6 @@ async function startCommand(o: StartOptions): Promise<void> {
     source?.store ?? followed?.store ?? dev?.store ?? (await openLmdbStore(datadir, { readOnly: true }));
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let access: AccessControl | null = null;
-  let primary: Primary | null = null;
   let redis: Redis | null = null;
   try {
     if (imported) await checkStore(store, datadir);
@@ -298,9 +362,8 @@ async function startCommand(o: StartOptions): Promise<void> {
       role !== 'api' && o.auth && given.length === 0 && keyFile.read().every((k) => k.revokedAt);
     const keys = o.auth ? KeyRing.from(given, keyFile) : null;
     redis = plan.redis === null ? null : await connectRedis(plan.redis);
-    let listening: { httpUrl: string; wsUrl: string };
+    let listening: { httpUrl: string; wsUrl: string; metricsUrl: string | null };
     if (role === 'primary') {
-      // Limits shared by the API processes are kept here, unless they share Redis.
       // The API processes open the upstream cache and the store themselves.
       if (source) source.head.stop();
       if (!followed) await store.close();
@@ -316,16 +379,32 @@ async function startCommand(o: StartOptions): Promise<void> {
         : role === 'api'
           ? new LeasingLedger(new IpcCounters(process), Date.now, log)
           : undefined;
-      const policy = keys && openAccessControl(keys, datadir, log, ledger);
+      const policy = keys && openAccessControl(keys, datadir, log, metrics, ledger);
       access = policy;
       app = await buildApp(
         { ...config, keys },
         {
           store,
           datadir,
+          log,
+          logger,
+          metrics,
+          ...(followed
+            ? {
+                follow: () => {
+                  const status = followed.follower.status();
+                  return {
+                    head: status.head?.number ?? null,
+                    upstream: status.upstream?.number ?? null,
+                    error: status.error,
+                  };
+                },
+              }
+            : {}),
           ...(dev ? { dev: dev.service } : {}),
           ...(source ? { upstream: source } : {}),
           ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
+          ...(role === 'api' ? { cluster: clusterFigures(metrics) } : {}),
         },
       );
       await app.warm();
@@ -357,12 +436,13 @@ async function startCommand(o: StartOptions): Promise<void> {
       process.stdout.write(
         `ethtrace serving ${kind}chain ${chainId} (head ${head?.number ?? 'none'}) from ${datadir}${processes}\n` +
           `  HTTP       ${listening.httpUrl}/v3/${key}\n  WebSocket  ${listening.wsUrl}/ws/v3/${key}\n` +
-          (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : ''),
+          (shownKey === undefined && o.auth ? '  (use a key from `ethtrace keys create`)\n' : '') +
+          (listening.metricsUrl ? `  metrics    ${listening.metricsUrl}/metrics\n` : ''),
       );
       followed?.follower.start();
     }
   } catch (e) {
-    await primary?.stop();
+    await primary?.stop(shutdownMs);
     await followed?.follower.stop();
     await dev?.service.stop();
     await app?.close();
@@ -376,14 +456,20 @@ async function startCommand(o: StartOptions): Promise<void> {
     primary?.failed.then(() => true) ?? new Promise<boolean>(() => {}),
   ]);
   if (role !== 'api') process.stdout.write('stopping\n');
-  await primary?.stop();
+  await primary?.stop(shutdownMs);
   await followed?.follower.stop();
   await dev?.service.stop();
-  await app?.close();
+  await app?.close({ deadlineMs: shutdownMs });
   await access?.close();
   await redis?.quit().catch(() => {});
   if (role !== 'primary' || followed) await store.close();
   if (failed) throw new StartFailure(1, 'the API processes keep exiting');
+}
+
+/** What an API process of `--processes` shows of all of them: the metrics of every process. */
+function clusterFigures(metrics: Metrics): { metricsText(): Promise<string> } {
+  provide('metrics', () => metrics.parts());
+  return { metricsText: async () => aggregateMetrics(await gatherFromAll('metrics')) };
 }
 
 /**
@@ -399,14 +485,6 @@ async function refuseDevChain(datadir: string): Promise<void> {
   } finally {
     await store.close();
   }
-}
-
-/** Resolves at the first SIGINT or SIGTERM; a second one exits at once (Node's default, once ours is gone). */
-function firstSignal(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
 }
 
 /** Fails with one line when `host:port` cannot be listened on; port 0 (any free port) always can. */
@@ -450,6 +528,7 @@ const META_DEV = 'dev';
 async function openDevChain(
   datadir: string,
   flags: DevFlags,
+  log: (line: string) => void,
 ): Promise<{ store: ChainStore; service: DevService } | null> {
   const store = await openLmdbStore(datadir);
   try {
@@ -470,7 +549,7 @@ async function openDevChain(
         checkDevFlags(options, flags, datadir);
         const spec = await readStoredSpec(store);
         if (spec === null) throw new Error('a dev chain without its genesis spec');
-        return { store, service: devService(await ChainWriter.open(store, spec), options) };
+        return { store, service: devService(await ChainWriter.open(store, spec), options, log) };
       }
       const options = devOptions(flags);
       const spec = parseChainSpec(devGenesis(options), 'dev genesis');
@@ -478,7 +557,7 @@ async function openDevChain(
         const writer = await ChainWriter.open(store, spec);
         const record = JSON.stringify({ ...options, chainId: options.chainId.toString() });
         await writer.initGenesis([[META_DEV, new TextEncoder().encode(record)]]);
-        return { store, service: devService(writer, options) };
+        return { store, service: devService(writer, options, log) };
       } catch (e) {
         // Another process made a chain here since the look above: look again, once.
         if (attempt > 0 || (await store.getHead()) === null) throw e;
@@ -490,8 +569,7 @@ async function openDevChain(
   }
 }
 
-function devService(writer: ChainWriter, options: DevChainOptions): DevService {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+function devService(writer: ChainWriter, options: DevChainOptions, log: (line: string) => void): DevService {
   return new DevService(writer, devAccounts(options.mnemonic), log);
 }
 
@@ -632,6 +710,25 @@ function program(): Command {
       .option('--ws-max-per-ip <n>', 'WebSockets open from one address (default 64)')
       .option('--ws-max-subscriptions <n>', 'subscriptions on one WebSocket (default 1024)')
       .option('--ws-max-buffer-mb <mb>', 'unsent output before a WebSocket is dropped (default 16)')
+      .option('--ws-max-per-key <n>', 'WebSockets open with one API key (default 256)')
+      .option('--max-body-mb <mb>', 'largest request body (default 5)')
+      .option('--max-batch <n>', 'requests in one batch (default 1000)')
+      .option('--header-timeout-ms <ms>', "time to send a request's headers (default 10000)")
+      .option('--body-timeout-ms <ms>', "time to send a request's body (default 30000)")
+      .option('--log-level <level>', `${LOG_LEVELS.join(', ')}: one JSON line per request at info`, 'info')
+      .option(
+        '--metrics-port <port>',
+        'serve /metrics (and /health, /ready) on this port only (default: the API port)',
+      )
+      .option('--metrics-host <address>', 'address of --metrics-port', '127.0.0.1')
+      .option(
+        '--ready-max-head-age <seconds>',
+        `/ready fails when the head is older (default ${DEFAULT_READY_MAX_HEAD_AGE_SECONDS} with --upstream or --block-time)`,
+      )
+      .option(
+        '--shutdown-timeout <seconds>',
+        `on SIGTERM/SIGINT, time for requests under way to finish (default ${DEFAULT_SHUTDOWN_SECONDS})`,
+      )
       .option('--chain-id <id>', 'chain id of a new dev chain (default 31337)')
       .option('--hardfork <fork>', `fork of a new dev chain: ${DEV_HARDFORKS.join(', ')} (default the last)`)
       .option('--mnemonic <words>', 'mnemonic of the accounts of a new dev chain (default the test one)')

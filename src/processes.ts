@@ -28,16 +28,24 @@ const GATHERED = 'ethtrace:gathered';
 const GATHER_TIMEOUT_MS = 2_000;
 /** An API process that dies this soon after it started is not started again (it would die again). */
 const MIN_LIFETIME_MS = 5_000;
-/** A second SIGTERM, or this long after the first, and the API processes are killed. */
-const STOP_DEADLINE_MS = 60_000;
+/** Past their own drain deadline, API processes that have not exited get this long before they are killed. */
+const STOP_GRACE_MS = 5_000;
 
 export interface Primary {
   /** The URLs once every API process listens; rejects if one fails to start. */
-  listening: Promise<{ httpUrl: string; wsUrl: string }>;
+  listening: Promise<Urls>;
   /** Resolves when the API processes cannot be kept running (one keeps dying): time to stop. */
   failed: Promise<void>;
-  /** Stops every API process (each drains its requests) and waits for them. */
-  stop(): Promise<void>;
+  /** Stops every API process (each drains its requests within `deadlineMs`) and waits for them. */
+  stop(deadlineMs: number): Promise<void>;
+  /** Kills every API process at once (a second signal). */
+  kill(): void;
+}
+
+interface Urls {
+  httpUrl: string;
+  wsUrl: string;
+  metricsUrl: string | null;
 }
 
 /** Forks the API processes (this program again, with the same arguments, as cluster workers). */
@@ -45,9 +53,9 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
   const counters = keepCounters ? new MemoryCounters() : null;
   const started = new Map<Worker, number>();
   let stopping = false;
-  let resolveListening!: (urls: { httpUrl: string; wsUrl: string }) => void;
+  let resolveListening!: (urls: Urls) => void;
   let rejectListening!: (e: Error) => void;
-  const listening = new Promise<{ httpUrl: string; wsUrl: string }>((resolve, reject) => {
+  const listening = new Promise<Urls>((resolve, reject) => {
     resolveListening = resolve;
     rejectListening = reject;
   });
@@ -104,7 +112,7 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
       }
       if (isListening(message) && !allUp && ++up === count) {
         allUp = true;
-        resolveListening({ httpUrl: message.httpUrl, wsUrl: message.wsUrl });
+        resolveListening({ httpUrl: message.httpUrl, wsUrl: message.wsUrl, metricsUrl: message.metricsUrl });
       }
     });
     worker.once('exit', (code, signal) => {
@@ -129,7 +137,11 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
   };
   for (let i = 0; i < count; i++) fork(i);
 
-  const stop = async (): Promise<void> => {
+  const kill = (): void => {
+    stopping = true;
+    for (const w of started.keys()) if (!w.isDead()) w.process.kill('SIGKILL');
+  };
+  const stop = async (deadlineMs: number): Promise<void> => {
     stopping = true;
     const workers = [...started.keys()];
     const exited = Promise.all(
@@ -137,21 +149,13 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
         w.isDead() ? Promise.resolve() : new Promise((resolve) => w.once('exit', resolve)),
       ),
     );
-    const kill = () => {
-      for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL');
-    };
-    // A second signal: everything stops at once.
-    process.once('SIGINT', kill);
-    process.once('SIGTERM', kill);
-    const deadline = setTimeout(kill, STOP_DEADLINE_MS);
+    const deadline = setTimeout(kill, deadlineMs + STOP_GRACE_MS);
     deadline.unref();
     for (const w of workers) if (!w.isDead()) w.process.kill('SIGTERM');
     await exited;
     clearTimeout(deadline);
-    process.off('SIGINT', kill);
-    process.off('SIGTERM', kill);
   };
-  return { listening, failed, stop };
+  return { listening, failed, stop, kill };
 }
 
 /** An API process that could not start: the primary exits with its status (2 for a user error). */
@@ -165,19 +169,24 @@ export class StartFailure extends Error {
 }
 
 /** An API process tells the primary it listens. */
-export function announceListening(urls: { httpUrl: string; wsUrl: string }): void {
-  process.send?.({ kind: LISTENING, httpUrl: urls.httpUrl, wsUrl: urls.wsUrl });
+export function announceListening(urls: Urls): void {
+  process.send?.({ kind: LISTENING, httpUrl: urls.httpUrl, wsUrl: urls.wsUrl, metricsUrl: urls.metricsUrl });
 }
 
 /**
  * When an API process stops: on SIGTERM from the primary, or when the primary is gone (its IPC
- * channel closes). SIGINT is ignored: a Ctrl-C in a terminal reaches the whole process group, and the
+ * channel closes); a second SIGTERM exits at once. SIGINT is ignored: a Ctrl-C in a terminal reaches the whole process group, and the
  * primary, which got it too, sends the SIGTERM; taken here as well, it would be a second signal.
  */
 export function apiProcessStop(): Promise<void> {
   process.on('SIGINT', () => {});
   return new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
+    const first = () => {
+      process.off('SIGTERM', first);
+      process.once('SIGTERM', () => process.exit(143));
+      resolve();
+    };
+    process.on('SIGTERM', first);
     process.once('disconnect', () => resolve());
   });
 }
@@ -229,7 +238,7 @@ export function gatherFromAll(what: string): Promise<unknown[]> {
   });
 }
 
-function isListening(message: unknown): message is { httpUrl: string; wsUrl: string } {
+function isListening(message: unknown): message is Urls {
   const m = message as { kind?: unknown; httpUrl?: unknown } | null;
   return typeof m === 'object' && m !== null && m.kind === LISTENING && typeof m.httpUrl === 'string';
 }

@@ -81,8 +81,12 @@ export interface WebSocketLimits {
   maxBufferedBytes: number;
   /** Open WebSockets from one address; past it the upgrade is refused with HTTP 429. */
   maxConnectionsPerIp: number;
+  /** Open WebSockets of one API key, from any address; past it the upgrade is refused with HTTP 429. */
+  maxConnectionsPerKey: number;
   /** Live `eth_subscribe` subscriptions on one connection (enforced by the subscription service). */
   maxSubscriptionsPerConnection: number;
+  /** Largest message a client may send; past it the socket is closed with 1009 (message too big). */
+  maxMessageBytes: number;
 }
 
 /** What one request may send and receive. */
@@ -99,6 +103,14 @@ export interface RequestLimits {
    * state diffs. vmTraces and struct logs of long loops are what it refuses.
    */
   maxResponseBytes: number;
+  /**
+   * Time a client has to send a request's headers, from the connection's first byte (or the end of
+   * its previous request). A client that trickles them a byte at a time (slowloris) holds a socket
+   * and a parser per connection; past it the connection gets 408 and is closed.
+   */
+  headerTimeoutMs: number;
+  /** Time a client has to send a body once its headers are in; past it 408 and the connection closed. */
+  bodyTimeoutMs: number;
 }
 
 export interface Limits {
@@ -145,6 +157,13 @@ export const DEFAULT_LIMITS: Limits = {
     maxBodyBytes: 5 * 1024 * 1024,
     maxBatchSize: 1000,
     maxResponseBytes: 32 * 1024 * 1024,
+    // Any client sends its headers in one packet; ten seconds is generous for a congested link and
+    // short enough that a thousand trickling sockets hold nothing for long (Node's own default is
+    // 60 s, checked every 30 s: a trickling client held its socket for up to 80 s).
+    headerTimeoutMs: 10_000,
+    // A full 5 MiB body in 30 s needs 1.4 Mbit/s; nginx allows 60 s between reads, which a body
+    // trickled a byte at a time never exceeds, so the bound here is on the whole body.
+    bodyTimeoutMs: 30_000,
   },
   webSocket: {
     // A client that never reads grew the server by 70 MB per block. 16 MiB holds thousands of
@@ -155,9 +174,14 @@ export const DEFAULT_LIMITS: Limits = {
     // both while bounding what one host can hold (each connection up to maxBufferedBytes). Behind a
     // reverse proxy every client shares the proxy's address: raise it there.
     maxConnectionsPerIp: 64,
+    // One key's clients spread over many addresses (a dapp's users, an indexer's hosts): four
+    // addresses' worth bounds what one leaked key can hold open without limiting a fleet of tabs.
+    maxConnectionsPerKey: 256,
     // Reth's default (--rpc.max-subscriptions-per-connection); 10,000 on one socket used to stall
     // every method for 2 s per block.
     maxSubscriptionsPerConnection: 1024,
+    // The same as an HTTP body (geth's 5 MiB for both): a message is one request or one batch.
+    maxMessageBytes: 5 * 1024 * 1024,
   },
 };
 
@@ -173,4 +197,168 @@ export function withLimits(base: Limits, overrides: LimitOverrides = {}): Limits
     requests: { ...base.requests, ...overrides.requests },
     webSocket: { ...base.webSocket, ...overrides.webSocket },
   };
+}
+
+/**
+ * The abuse limits: each bound a client can run into, by the name its refusals are counted under
+ * (`ethtrace_limit_refusals_total{limit}`, src/observe/metrics.ts). README.md's limits table is made
+ * from this list (scripts/limits-table.ts), and test/config/limitsTable.test.ts fails when they differ.
+ */
+export const LIMIT_NAMES = [
+  'body_bytes',
+  'batch_size',
+  'batch_work',
+  'pool_queue',
+  'response_bytes',
+  'trace_callmany_calls',
+  'logs_block_range',
+  'logs_results',
+  'trace_filter_blocks',
+  'ws_message_bytes',
+  'ws_buffered_bytes',
+  'ws_subscriptions',
+  'connections_per_ip',
+  'connections_per_key',
+  'header_timeout',
+  'body_timeout',
+] as const;
+
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+export function isLimitName(name: string): name is LimitName {
+  return (LIMIT_NAMES as readonly string[]).includes(name);
+}
+
+/** One abuse limit as a setting: where its value lives in Limits, its flag, what a client gets past it, why. */
+export interface LimitSetting {
+  /** The group and field of Limits that holds its value. */
+  path: { [G in keyof Limits]: [G, keyof Limits[G] & string] }[keyof Limits];
+  unit: 'bytes' | 'count' | 'ms' | 'blocks' | 'results';
+  /** The `ethtrace start` flag that sets it, if any. */
+  flag: string | null;
+  /** What the client gets past it. */
+  refusal: string;
+  reason: string;
+}
+
+export const LIMIT_SETTINGS: Record<LimitName, LimitSetting> = {
+  body_bytes: {
+    path: ['requests', 'maxBodyBytes'],
+    unit: 'bytes',
+    flag: '--max-body-mb',
+    refusal: 'HTTP 413, the connection closed once the rest is drained',
+    reason: "geth's 5 MiB: a JSON body holds a thousand-call batch or a blob transaction well within it",
+  },
+  batch_size: {
+    path: ['requests', 'maxBatchSize'],
+    unit: 'count',
+    flag: '--max-batch',
+    refusal: 'one -32600 error for the whole batch',
+    reason: "geth's 1000: a batch is answered as one body, so its size bounds one answer's work",
+  },
+  batch_work: {
+    path: ['pool', 'deadlineMs'],
+    unit: 'ms',
+    flag: '--exec-timeout',
+    refusal: "-32000 execution timeout; a batch's EVM calls share one deadline",
+    reason:
+      "geth's and Erigon's RPCEVMTimeout; a batch shares it so it cannot hold the workers for a thousand deadlines",
+  },
+  pool_queue: {
+    path: ['pool', 'maxQueue'],
+    unit: 'count',
+    flag: null,
+    refusal: '-32005 busy, at once',
+    reason: 'EVM work waiting for a worker; refusing at once beats letting a flood wait out the deadline',
+  },
+  response_bytes: {
+    path: ['requests', 'maxResponseBytes'],
+    unit: 'bytes',
+    flag: '--max-response-mb',
+    refusal: '-32008; in a batch, each answer past it',
+    reason: 'an answer is a tree of objects in a worker before it is text: bounds memory per request',
+  },
+  trace_callmany_calls: {
+    path: ['calls', 'maxCalls'],
+    unit: 'count',
+    flag: '--max-calls',
+    refusal: '-32602 too many calls',
+    reason: "Nethermind's bound on the work of one trace_callMany",
+  },
+  logs_block_range: {
+    path: ['methods', 'maxLogsBlockRange'],
+    unit: 'blocks',
+    flag: null,
+    refusal: '-32005 with a range that fits',
+    reason: 'Infura and Alchemy cap eth_getLogs ranges alike; log pagers read the suggested range',
+  },
+  logs_results: {
+    path: ['methods', 'maxLogsResults'],
+    unit: 'results',
+    flag: null,
+    refusal: '-32005 with a range that fits',
+    reason: 'so one eth_getLogs cannot build an answer of gigabytes',
+  },
+  trace_filter_blocks: {
+    path: ['replay', 'maxFilterBlocks'],
+    unit: 'blocks',
+    flag: '--trace-filter-blocks',
+    refusal: '-32005',
+    reason: "Reth's default: unreplayed blocks cost 0.5 s of CPU each",
+  },
+  ws_message_bytes: {
+    path: ['webSocket', 'maxMessageBytes'],
+    unit: 'bytes',
+    flag: null,
+    refusal: 'WebSocket closed with 1009',
+    reason: 'the same bound as an HTTP body',
+  },
+  ws_buffered_bytes: {
+    path: ['webSocket', 'maxBufferedBytes'],
+    unit: 'bytes',
+    flag: '--ws-max-buffer-mb',
+    refusal: 'WebSocket closed with 1008',
+    reason: 'a client that never reads grew the server by 70 MB per block',
+  },
+  ws_subscriptions: {
+    path: ['webSocket', 'maxSubscriptionsPerConnection'],
+    unit: 'count',
+    flag: '--ws-max-subscriptions',
+    refusal: '-32006',
+    reason: "Reth's default; 10,000 on one socket stalled every method for 2 s per block",
+  },
+  connections_per_ip: {
+    path: ['webSocket', 'maxConnectionsPerIp'],
+    unit: 'count',
+    flag: '--ws-max-per-ip',
+    refusal: 'WebSocket upgrade refused with HTTP 429',
+    reason: 'a tab opens one, an indexer a few; behind a reverse proxy every client shares its address',
+  },
+  connections_per_key: {
+    path: ['webSocket', 'maxConnectionsPerKey'],
+    unit: 'count',
+    flag: '--ws-max-per-key',
+    refusal: 'WebSocket upgrade refused with HTTP 429',
+    reason: 'bounds what one leaked key can hold open from many addresses',
+  },
+  header_timeout: {
+    path: ['requests', 'headerTimeoutMs'],
+    unit: 'ms',
+    flag: '--header-timeout-ms',
+    refusal: 'HTTP 408, the connection closed',
+    reason: 'a client trickling its headers (slowloris) is cut within seconds',
+  },
+  body_timeout: {
+    path: ['requests', 'bodyTimeoutMs'],
+    unit: 'ms',
+    flag: '--body-timeout-ms',
+    refusal: 'HTTP 408, the connection closed',
+    reason: 'a 5 MiB body at 1.4 Mbit/s; a body trickled a byte at a time is cut',
+  },
+};
+
+/** A limit's value in `limits`. */
+export function limitValue(limits: Limits, name: LimitName): number {
+  const [group, field] = LIMIT_SETTINGS[name].path;
+  return Number((limits[group] as unknown as Record<string, number | bigint>)[field]);
 }

@@ -28,6 +28,12 @@ export type DomainErrorKind =
 
 export abstract class DomainError extends Error {
   abstract readonly kind: DomainErrorKind;
+  /**
+   * The abuse limit that refused the request (a name of src/config/limits.ts LIMIT_NAMES), so its
+   * refusals are counted by name; set with `refusedBy`. Kinds that are always one limit's (a busy
+   * pool, a response too large) are named by the envelope from their kind instead.
+   */
+  abuseLimit: string | undefined;
 
   constructor(
     message: string,
@@ -36,6 +42,12 @@ export abstract class DomainError extends Error {
   ) {
     super(message);
   }
+}
+
+/** `error`, marked as the refusal of the abuse limit `limit`. */
+export function refusedBy<E extends DomainError>(limit: string, error: E): E {
+  error.abuseLimit = limit;
+  return error;
 }
 
 /** A parameter the method cannot take: malformed, out of range, contradicting another. */

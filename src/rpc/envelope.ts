@@ -1,4 +1,5 @@
-import { ResponseTooLarge } from '../core/errors.ts';
+import { isLimitName, type LimitName } from '../config/limits.ts';
+import { DomainError, ResponseTooLarge } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { Subscriber } from '../core/subscriber.ts';
 import {
@@ -73,6 +74,8 @@ export interface CallGate {
   admit?(calls: readonly CallInfo[]): Refusal | null | Promise<Refusal | null>;
   /** Once per answered call (notifications included): null for a result, else the error's code. */
   answered?(call: CallInfo, code: number | null, ms: number): void;
+  /** An abuse limit (src/config/limits.ts) refused the body or one of its calls; once per refusal. */
+  limited?(limit: LimitName): void;
 }
 
 /** The answer to a body: `chunks` null means "send no body"; the HTTP status is 200 unless refused. */
@@ -120,12 +123,13 @@ export class RpcEnvelope<S> {
       const refusal = await this.admit(gate, [message]);
       if (refusal) return refused(refusal, [message], [typeof raw === 'string' ? raw : undefined], false);
       const answer = await this.handleOne(message, context, typeof raw === 'string' ? raw : undefined, gate);
-      return ok(answer && this.bounded(answer.chunks, answer.id));
+      return ok(answer && this.bounded(answer.chunks, answer.id, gate));
     }
     const raws = Array.isArray(raw) ? raw : [];
     if (message.length === 0)
       return ok(errorResponse(NULL_ID, { code: INVALID_REQUEST, message: 'empty batch' }));
     if (message.length > this.limits.maxBatchSize) {
+      gate?.limited?.('batch_size');
       return ok([
         '[',
         ...errorResponse(idJson(message[0], raws[0]), {
@@ -147,7 +151,10 @@ export class RpcEnvelope<S> {
           // Counted as each answer completes: the first to take the batch past the limit, and all
           // after it, are replaced, so the body stays bounded whatever order they finish in.
           const size = chunksLength(answer.chunks);
-          if (total + size > limit) return tooLarge(answer.id, limit);
+          if (total + size > limit) {
+            gate?.limited?.('response_bytes');
+            return tooLarge(answer.id, limit);
+          }
           total += size;
           return answer.chunks;
         }),
@@ -174,9 +181,11 @@ export class RpcEnvelope<S> {
     return calls.length === 0 ? null : gate.admit(calls);
   }
 
-  private bounded(chunks: ResponseChunks, id: IdJson): ResponseChunks {
+  private bounded(chunks: ResponseChunks, id: IdJson, gate: CallGate | null): ResponseChunks {
     const limit = this.limits.maxResponseBytes;
-    return limit !== undefined && chunksLength(chunks) > limit ? tooLarge(id, limit) : chunks;
+    if (limit === undefined || chunksLength(chunks) <= limit) return chunks;
+    gate?.limited?.('response_bytes');
+    return tooLarge(id, limit);
   }
 
   private async handleOne(
@@ -221,6 +230,8 @@ export class RpcEnvelope<S> {
       try {
         answer = resultResponse(id, await method.run(r.params, context));
       } catch (e) {
+        const limit = limitOf(e);
+        if (limit !== null) gate?.limited?.(limit);
         const error = toWireError(e, (err) => this.onInternalError(err, r.method as string));
         code = error.code;
         answer = errorResponse(id, error);
@@ -228,6 +239,24 @@ export class RpcEnvelope<S> {
     }
     gate?.answered?.({ method: r.method, params: r.params }, code, performance.now() - started);
     return isNotification ? null : { id, chunks: answer };
+  }
+}
+
+/** The abuse limit a method's error is the refusal of, if any (counted by name: README, Limits). */
+function limitOf(e: unknown): LimitName | null {
+  if (!(e instanceof DomainError)) return null;
+  if (e.abuseLimit !== undefined) return isLimitName(e.abuseLimit) ? e.abuseLimit : null;
+  switch (e.kind) {
+    case 'response too large':
+      return 'response_bytes';
+    case 'busy':
+      return 'pool_queue';
+    case 'execution timeout':
+      return 'batch_work';
+    case 'too many subscriptions':
+      return 'ws_subscriptions';
+    default:
+      return null;
   }
 }
 

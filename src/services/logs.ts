@@ -1,7 +1,7 @@
 import { equalsBytes } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import { InvalidArgument, LimitExceeded, RequestFailed } from '../core/errors.ts';
+import { InvalidArgument, LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { LruCache } from '../primitives/lru.ts';
@@ -80,8 +80,11 @@ export class LogService {
     if (to > head) throw new InvalidArgument('block range extends beyond current head block');
     const max = BigInt(this.limits.maxLogsBlockRange);
     if (to - from + 1n > max) {
-      throw new LimitExceeded(
-        `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
+      throw refusedBy(
+        'logs_block_range',
+        new LimitExceeded(
+          `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
+        ),
       );
     }
 
@@ -119,6 +122,10 @@ export class LogService {
   }
 
   private tooManyResults(from: bigint, at: bigint): LimitExceeded {
+    return refusedBy('logs_results', this.tooManyResultsError(from, at));
+  }
+
+  private tooManyResultsError(from: bigint, at: bigint): LimitExceeded {
     const limit = this.limits.maxLogsResults;
     // The range up to the block before the one that overflowed is known to fit. Infura words this
     // error the same way, and log-paging tools read the suggested range out of the message.

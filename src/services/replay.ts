@@ -2,7 +2,7 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { ReplayLimits } from '../config/limits.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import type { TraceTypes } from '../core/call.ts';
-import { InvalidArgument, LimitExceeded, RequestFailed } from '../core/errors.ts';
+import { InvalidArgument, LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import type { FlatBlockTraces, FlatEntry, ReplayBlockJob, ReplayedBlockJson } from '../exec/jobs/replay.ts';
@@ -52,6 +52,7 @@ export class ReplayService {
   private readonly inFlight = new Map<string, Promise<Cached>>();
   private readonly index: TraceIndex;
   private executions = 0;
+  private hits = 0;
 
   constructor(
     readonly chain: ChainReader,
@@ -124,8 +125,11 @@ export class ReplayService {
     if (to > head) throw new InvalidArgument('block range extends beyond current head block');
     const max = BigInt(this.limits.maxFilterBlocks);
     if (to - from + 1n > max) {
-      throw new LimitExceeded(
-        `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
+      throw refusedBy(
+        'trace_filter_blocks',
+        new LimitExceeded(
+          `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
+        ),
       );
     }
     const filter: AddressFilter = {
@@ -237,7 +241,10 @@ export class ReplayService {
   /** The cached value, or the one being computed, or a new computation shared by all who ask. */
   private memo(key: string, compute: () => Promise<Cached>): Promise<Cached> {
     const hit = this.cache.get(key);
-    if (hit) return Promise.resolve(hit);
+    if (hit) {
+      this.hits++;
+      return Promise.resolve(hit);
+    }
     const running = this.inFlight.get(key);
     if (running) return running;
     this.executions++;
@@ -257,9 +264,17 @@ export class ReplayService {
     return started;
   }
 
-  /** Counters for tests and metrics: executions started, products cached, executions running. */
-  stats(): { executions: number; cached: number; inFlight: number } {
-    return { executions: this.executions, cached: this.cache.size, inFlight: this.inFlight.size };
+  /**
+   * Counters for tests and metrics: executions started (cache misses), cache hits, products cached,
+   * executions running.
+   */
+  stats(): { executions: number; hits: number; cached: number; inFlight: number } {
+    return {
+      executions: this.executions,
+      hits: this.hits,
+      cached: this.cache.size,
+      inFlight: this.inFlight.size,
+    };
   }
 }
 

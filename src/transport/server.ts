@@ -1,15 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { WebSocketLimits } from '../config/limits.ts';
+import type { LimitName, WebSocketLimits } from '../config/limits.ts';
 import type { Subscriber } from '../core/subscriber.ts';
+import { requestIdOf } from '../observe/log.ts';
 import type { EnvelopeAnswer } from '../rpc/envelope.ts';
 import { KEY_RELOAD_MS, type KeyRing } from './apiKeys.ts';
 
 export interface TransportLimits {
   /** Largest request body (HTTP) or message (WebSocket) accepted; geth's default is 5 MiB. */
   maxBodyBytes: number;
+  /** Time to send a request's headers, and then its body (src/config/limits.ts RequestLimits). */
+  headerTimeoutMs: number;
+  bodyTimeoutMs: number;
   webSocket: WebSocketLimits;
 }
 
@@ -20,6 +24,9 @@ export interface TransportLimits {
 export const CLOSE_POLICY_VIOLATION = 1008;
 export const CLOSE_REASON_SLOW = 'output buffer full: the client does not read its messages';
 export const CLOSE_REASON_REVOKED = 'API key revoked';
+/** RFC 6455 1001 (going away): the server is stopping; a client reconnects elsewhere or later. */
+export const CLOSE_GOING_AWAY = 1001;
+export const CLOSE_REASON_STOPPING = 'server stopping';
 // After the close frame of a slow client, how long it has to answer before its socket is destroyed
 // (ws itself waits 30 s). A client that never reads never answers, and its unsent output is held until
 // then; geth gives a stalled write 10 s.
@@ -31,10 +38,37 @@ export interface TransportOptions {
   /** null = `--no-auth`: any key, and also `/`, is served. */
   keys: KeyRing | null;
   limits: TransportLimits;
-  /** `connection` is the WebSocket a message came on; null for HTTP. */
-  handle(body: string, connection: Subscriber | null, request: RequestInfo): Promise<EnvelopeAnswer>;
+  /**
+   * `connection` is the WebSocket a message came on; null for HTTP. `requestId` names this body in
+   * logs (an HTTP request's is also its `x-request-id` answer header).
+   */
+  handle(
+    body: string,
+    connection: Subscriber | null,
+    request: RequestInfo,
+    requestId: string,
+  ): Promise<EnvelopeAnswer>;
   /** The access policy's word on open WebSockets (src/transport/access/control.ts); none without keys. */
   sockets?: SocketPolicy;
+  /**
+   * Plain GET pages served before any key is looked at (`/health`, `/ready`, `/metrics`), by path.
+   * They are for supervisors and scrapers, which hold no API key.
+   */
+  pages?: Record<string, () => Promise<Page>>;
+  /** Hears connections and limit refusals (the metrics, src/observe/metrics.ts). */
+  observer?: TransportObserver;
+}
+
+export interface Page {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface TransportObserver {
+  limitRefused(limit: LimitName): void;
+  connectionOpened(transport: 'http' | 'ws'): void;
+  connectionClosed(transport: 'http' | 'ws'): void;
 }
 
 /** What the access policy decides about open WebSockets; a returned reason closes the socket (1008). */
@@ -70,8 +104,15 @@ const JSON_TYPES = new Set(['application/json', 'application/json-rpc', 'applica
 const STATUS_TEXT: Record<number, string> = {
   401: 'Unauthorized',
   404: 'Not Found',
+  408: 'Request Timeout',
   429: 'Too Many Requests',
+  503: 'Service Unavailable',
 };
+/**
+ * How often Node looks for requests past their header or body time. Its default (30 s) is why a
+ * trickling client held a socket for 80 s; each look walks the open connections, cheap at 1 s.
+ */
+const TIMEOUT_CHECK_MS = 1_000;
 
 /** `key`: the API key the URL names, null when the server runs without keys. */
 type Route =
@@ -90,16 +131,47 @@ export class RpcServer {
   /** Open WebSockets by the key that opened them, so revoking a key closes them. */
   private readonly byKey = new Map<string, Set<WebSocket>>();
   private keyCheck: NodeJS.Timeout | null = null;
+  /** Bodies being answered (HTTP requests and WebSocket messages), which a graceful stop waits for. */
+  private inFlight = 0;
+  private idle: (() => void) | null = null;
+  private draining = false;
+  /** Sockets whose request headers are in: a timeout there is the body's, else the headers'. */
+  private readonly receivingBody = new WeakSet<Socket>();
 
   constructor(private readonly opts: TransportOptions) {
-    this.http = createServer((req, res) => {
-      this.onRequest(req, res).catch((e) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end(`internal error: ${(e as Error).message}\n`);
+    const { headerTimeoutMs, bodyTimeoutMs } = opts.limits;
+    this.http = createServer(
+      {
+        headersTimeout: headerTimeoutMs,
+        // Node's bound on the whole request, headers and body; it must exceed the headers' one.
+        requestTimeout: headerTimeoutMs + bodyTimeoutMs,
+        connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headerTimeoutMs),
+      },
+      (req, res) => {
+        this.receivingBody.add(req.socket);
+        this.inFlight++;
+        this.onRequest(req, res)
+          .catch((e) => {
+            if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+            res.end(`internal error: ${(e as Error).message}\n`);
+          })
+          .finally(() => this.settled());
+      },
+    );
+    this.http.keepAliveTimeout = 65_000;
+    this.http.on('connection', (socket: Socket) => {
+      const observer = this.opts.observer;
+      if (!observer) return;
+      observer.connectionOpened('http');
+      // An upgraded socket is counted as a WebSocket from then on (serveSocket).
+      socket.once('close', () => {
+        if (!upgraded.has(socket)) observer.connectionClosed('http');
       });
     });
-    this.http.keepAliveTimeout = 65_000;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.limits.maxBodyBytes });
+    this.http.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+      this.onClientError(error, socket),
+    );
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.limits.webSocket.maxMessageBytes });
     this.http.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
     const keys = opts.keys;
     if (keys !== null) {
@@ -123,12 +195,74 @@ export class RpcServer {
     return { address, httpUrl: `http://${host}:${address.port}`, wsUrl: `ws://${host}:${address.port}` };
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops: no new connections or WebSocket upgrades; the bodies being answered get until
+   * `deadlineMs` to finish (answers on kept-alive connections go out with `connection: close`);
+   * then each WebSocket gets a close frame (1001, going away) and what is left is cut. 0 cuts at once.
+   */
+  async close(options: { deadlineMs?: number } = {}): Promise<void> {
+    const deadline = options.deadlineMs ?? 0;
+    const started = performance.now();
+    this.draining = true;
     if (this.keyCheck !== null) clearInterval(this.keyCheck);
-    for (const client of this.wss.clients) client.terminate();
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    this.http.closeIdleConnections();
+    if (deadline > 0 && this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deadline);
+        this.idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.idle = null;
+    }
+    const sockets = [...this.wss.clients];
+    for (const ws of sockets) ws.close(CLOSE_GOING_AWAY, CLOSE_REASON_STOPPING);
+    // A client answers a close frame at once; one that does not is not waited for past the deadline.
+    const left = Math.max(0, deadline - (performance.now() - started));
+    if (sockets.length > 0 && left > 0) {
+      await Promise.race([
+        Promise.all(sockets.map((ws) => new Promise((resolve) => ws.once('close', resolve)))),
+        new Promise((resolve) => setTimeout(resolve, Math.min(left, CLOSE_FRAME_WAIT_MS)).unref()),
+      ]);
+    }
+    for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
     this.http.closeAllConnections();
-    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    await closed;
+  }
+
+  /** One body answered: a graceful stop waiting for the last one goes on. */
+  private settled(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) this.idle?.();
+  }
+
+  /**
+   * A connection's error before a request reached the handler. Past the header or body time, Node
+   * asks for a 408 here: it is sent, counted under its limit, and the connection cut.
+   */
+  private onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+    // As Node does without a listener: nothing is written into an answer already under way (a 413
+    // whose body is being drained); the connection is only cut.
+    const answering =
+      (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      const limit = this.receivingBody.has(socket as Socket) ? 'body_timeout' : 'header_timeout';
+      this.opts.observer?.limitRefused(limit);
+      if (socket.writable && !answering)
+        socket.end('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      socket.destroy();
+      return;
+    }
+    // Node's own answer to a malformed request (400, 431), as when nobody listens for these.
+    if (socket.writable && !answering && !(error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+      const status =
+        error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
+    }
+    socket.destroy();
   }
 
   private route(req: IncomingMessage, prefix: '/v3/' | '/ws/v3/'): Route {
@@ -159,6 +293,18 @@ export class RpcServer {
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Browsers call Infura directly from dapps, so cross-origin requests are allowed as Infura does.
     res.setHeader('access-control-allow-origin', '*');
+    // A stopping server answers what it was sent and then closes the connection.
+    if (this.draining) res.shouldKeepAlive = false;
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    res.setHeader('x-request-id', requestId);
+    res.once('finish', () => this.receivingBody.delete(req.socket));
+    const page = req.method === 'GET' ? this.opts.pages?.[(req.url ?? '/').split('?')[0] ?? '/'] : undefined;
+    if (page) {
+      const { status, contentType, body } = await page();
+      res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
+      res.end(body);
+      return;
+    }
     if (req.method === 'OPTIONS') {
       res.writeHead(204, {
         'access-control-allow-methods': 'POST, OPTIONS',
@@ -176,15 +322,22 @@ export class RpcServer {
       return plain(res, 415, 'invalid content type, only application/json is supported\n');
     const declared = Number(req.headers['content-length'] ?? 0);
     const limit = this.opts.limits.maxBodyBytes;
-    if (declared > limit) return refuseBody(req, res, `content length too large (${declared}>${limit})\n`);
+    if (declared > limit) {
+      this.opts.observer?.limitRefused('body_bytes');
+      return refuseBody(req, res, `content length too large (${declared}>${limit})\n`);
+    }
     const body = await readBody(req, limit);
-    if (body === null) return refuseBody(req, res, `content length too large (>${limit})\n`);
-    const answer = await this.opts.handle(body, null, {
-      transport: 'http',
-      key: route.key,
-      address: clientAddress(req),
-      headers: req.headers,
-    });
+    if (body === null) {
+      this.opts.observer?.limitRefused('body_bytes');
+      return refuseBody(req, res, `content length too large (>${limit})\n`);
+    }
+    this.receivingBody.delete(req.socket);
+    const answer = await this.opts.handle(
+      body,
+      null,
+      { transport: 'http', key: route.key, address: clientAddress(req), headers: req.headers },
+      requestId,
+    );
     if (answer.chunks === null) {
       res.writeHead(answer.httpStatus, { ...answer.headers, 'content-length': '0' });
       res.end();
@@ -205,34 +358,60 @@ export class RpcServer {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.draining) {
+      refuse(socket, 503, 'server stopping\n');
+      return;
+    }
     const route = this.route(req, '/ws/v3/');
     if (!route.ok) {
       refuse(socket, route.status, route.text, route.headers);
       return;
     }
     const address = clientAddress(req);
+    const { maxConnectionsPerIp, maxConnectionsPerKey } = this.opts.limits.webSocket;
     const open = this.byAddress.get(address);
-    const max = this.opts.limits.webSocket.maxConnectionsPerIp;
     // Sockets already closing do not count: their client has said goodbye.
-    if (open && countOpen(open) >= max) {
-      refuse(socket, 429, `too many WebSocket connections from ${address} (at most ${max})\n`);
+    if (open && countOpen(open) >= maxConnectionsPerIp) {
+      this.opts.observer?.limitRefused('connections_per_ip');
+      refuse(
+        socket,
+        429,
+        `too many WebSocket connections from ${address} (at most ${maxConnectionsPerIp})\n`,
+      );
+      return;
+    }
+    const ofKey = route.key === null ? undefined : this.byKey.get(route.key);
+    if (ofKey && countOpen(ofKey) >= maxConnectionsPerKey) {
+      this.opts.observer?.limitRefused('connections_per_key');
+      // The key is not repeated back: it may be read from a log of answers.
+      refuse(socket, 429, `too many WebSocket connections with this key (at most ${maxConnectionsPerKey})\n`);
       return;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) =>
-      this.serveSocket(ws, { transport: 'ws', key: route.key, address, headers: req.headers }),
+      this.serveSocket(ws, { transport: 'ws', key: route.key, address, headers: req.headers }, socket),
     );
   }
 
-  private serveSocket(ws: WebSocket, request: RequestInfo): void {
+  private serveSocket(ws: WebSocket, request: RequestInfo, socket: Duplex): void {
     const { address, key } = request;
     track(this.byAddress, address, ws);
     if (key !== null) track(this.byKey, key, ws);
+    const observer = this.opts.observer;
+    if (observer) {
+      upgraded.add(socket);
+      observer.connectionClosed('http');
+      observer.connectionOpened('ws');
+      ws.once('close', () => observer.connectionClosed('ws'));
+    }
+    let messages = 0;
+    const connectionId = requestIdOf(undefined);
     const { maxBufferedBytes } = this.opts.limits.webSocket;
     const send = (data: string | Buffer): void => {
       if (ws.readyState !== ws.OPEN) return;
       if (ws.bufferedAmount > maxBufferedBytes) {
         // The close frame queues behind the unsent output, so a client that is slow but reading
         // learns why; one that never reads is destroyed. Nothing more is queued meanwhile.
+        this.opts.observer?.limitRefused('ws_buffered_bytes');
         ws.close(CLOSE_POLICY_VIOLATION, CLOSE_REASON_SLOW);
         setTimeout(() => ws.terminate(), SLOW_CLIENT_CLOSE_MS).unref();
         return;
@@ -262,14 +441,18 @@ export class RpcServer {
         return;
       }
       const text = isBinary ? Buffer.from(message as Buffer).toString('utf8') : message.toString();
+      this.inFlight++;
       this.opts
-        .handle(text, connection, request)
+        .handle(text, connection, request, `${connectionId}/${++messages}`)
         .then(({ chunks }) => {
           if (chunks) send(Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
         })
-        .catch(() => ws.close(1011, 'internal error'));
+        .catch(() => ws.close(1011, 'internal error'))
+        .finally(() => this.settled());
     });
-    ws.on('error', () => {
+    ws.on('error', (error: Error & { code?: string }) => {
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+        this.opts.observer?.limitRefused('ws_message_bytes');
       // On a protocol error (1009 for a message over the limit) ws has already sent its close frame:
       // cutting the socket now would lose it, and the client would see only 1006.
       if (ws.readyState === ws.CLOSING) setTimeout(() => ws.terminate(), SLOW_CLIENT_CLOSE_MS).unref();
@@ -291,6 +474,15 @@ export class RpcServer {
     }
   }
 }
+
+/** Sockets upgraded to WebSockets: counted as such, not as HTTP connections, once upgraded. */
+const upgraded = new WeakSet<Duplex>();
+
+/**
+ * How long a stop waits for clients to answer their close frames (within its deadline): a client
+ * answers at once, so this only bounds a stalled one.
+ */
+const CLOSE_FRAME_WAIT_MS = 2_000;
 
 /** Adds `ws` to the set kept under `name`, removed (with the set once empty) when the socket closes. */
 function track(index: Map<string, Set<WebSocket>>, name: string, ws: WebSocket): void {
@@ -388,5 +580,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
     req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
+    // Cut before its end (the client gone, or past the body time): no answer is owed.
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('the request was cut before its body ended'));
+    });
   });
 }

@@ -24,6 +24,7 @@ export class HeadTracker {
   private timer: NodeJS.Timeout | null = null;
   private last: UpstreamHead | null = null;
   private failing = false;
+  private problem: string | null = null;
   private doorbell: NewHeadsDoorbell | null = null;
   /** The look under way, and whether another was asked for meanwhile (looks never overlap). */
   private looking: Promise<void> | null = null;
@@ -45,6 +46,11 @@ export class HeadTracker {
       this.doorbell.start();
     }
     return head;
+  }
+
+  /** Why the last look at the upstream's head failed (it cannot be reached), or null when it answered. */
+  unreachable(): string | null {
+    return this.failing ? (this.problem ?? 'unreachable') : null;
   }
 
   stop(): void {
@@ -73,7 +79,9 @@ export class HeadTracker {
       await this.look();
       if (this.failing) this.log('upstream head: answering again');
       this.failing = false;
+      this.problem = null;
     } catch (e) {
+      this.problem = (e as Error).message;
       if (!this.failing)
         this.log(`upstream head: cannot be read (logged once until it can): ${describeForLog(e)}`);
       this.failing = true;

@@ -30,6 +30,14 @@ export interface AccessOptions {
   /** Its copy in the datadir, for `ethtrace keys usage`; closed with the access control. */
   usageLog?: UsageLog | null;
   now?: () => number;
+  /** Hears credits spent and calls refused, by key name (the metrics, src/observe/metrics.ts). */
+  observer?: KeyObserver;
+}
+
+/** Per-key-name counts for metrics: names only, never a key. */
+export interface KeyObserver {
+  keyCredits(name: string, credits: number): void;
+  keyRefused(name: string, kind: 'rate' | 'day' | 'allowlist', calls: number): void;
 }
 
 /** Per WebSocket: what its subscriptions were last charged for (Infura charges per block, per second). */
@@ -52,6 +60,7 @@ export class AccessControl implements SocketPolicy {
   readonly book: UsageBook;
   private readonly usageLog: UsageLog | null;
   private readonly now: () => number;
+  private readonly observer: KeyObserver | null;
   private readonly digests = new WeakMap<RequestInfo, string>();
   private readonly charges = new WeakMap<RequestInfo, Map<string, SubscriptionCharge>>();
 
@@ -61,6 +70,7 @@ export class AccessControl implements SocketPolicy {
     this.ledger = options.ledger ?? new MemoryLedger(this.now);
     this.book = options.book ?? new UsageBook(this.now);
     this.usageLog = options.usageLog ?? null;
+    this.observer = options.observer ?? null;
   }
 
   /** The gate of one body; null without a key (`--no-auth`). */
@@ -81,8 +91,8 @@ export class AccessControl implements SocketPolicy {
         for (const call of calls) credits += creditsOf(call.method);
         const decision = this.ledger.take(current.id, credits, current.limits);
         return decision instanceof Promise
-          ? decision.then((d) => this.decided(current, calls, d))
-          : this.decided(current, calls, decision);
+          ? decision.then((d) => this.decided(current, calls, d, credits))
+          : this.decided(current, calls, decision, credits);
       },
       answered: (call, code) => {
         this.book.record(
@@ -137,7 +147,10 @@ export class AccessControl implements SocketPolicy {
         }
       }
     }
-    if (credits > 0) this.ledger.charge(entry.id, credits, entry.limits);
+    if (credits > 0) {
+      this.ledger.charge(entry.id, credits, entry.limits);
+      this.observer?.keyCredits(entry.name, credits);
+    }
     this.book.record(entry.id, entry.name, `eth_subscription:${event.kind}`, 'ok', credits);
     return null;
   }
@@ -157,8 +170,16 @@ export class AccessControl implements SocketPolicy {
     return this.keys.byDigest(digest);
   }
 
-  private decided(entry: KeyEntry, calls: readonly CallInfo[], decision: Decision): Refusal | null {
-    if (decision.ok) return null;
+  private decided(
+    entry: KeyEntry,
+    calls: readonly CallInfo[],
+    decision: Decision,
+    credits: number,
+  ): Refusal | null {
+    if (decision.ok) {
+      this.observer?.keyCredits(entry.name, credits);
+      return null;
+    }
     if (decision.reason === 'day') {
       this.recordAll(entry, calls, 'refused-day');
       return {
@@ -198,6 +219,8 @@ export class AccessControl implements SocketPolicy {
   /** Refused calls are counted, with no credits: a refusal is not charged. */
   private recordAll(entry: KeyEntry, calls: readonly CallInfo[], status: UsageStatus): void {
     for (const call of calls) this.book.record(entry.id, entry.name, call.method, status, 0);
+    const kind = status === 'refused-day' ? 'day' : status === 'refused-rate' ? 'rate' : 'allowlist';
+    this.observer?.keyRefused(entry.name, kind, calls.length);
   }
 }
 
@@ -214,6 +237,7 @@ export function openAccessControl(
   keys: KeyRing,
   datadir: string,
   log: (line: string) => void,
+  observer?: KeyObserver,
   /** Shared by several processes (ledger.ts LeasingLedger); this process's alone by default. */
   ledger?: Ledger,
 ): AccessControl {
@@ -222,6 +246,7 @@ export function openAccessControl(
     keys,
     book,
     usageLog: new UsageLog(datadir, book, Date.now, log),
+    ...(observer ? { observer } : {}),
     ...(ledger ? { ledger } : {}),
   });
 }

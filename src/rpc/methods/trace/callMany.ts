@@ -1,5 +1,5 @@
 import type { BlockOverrides, StateOverrides } from '../../../core/call.ts';
-import { InvalidArgument } from '../../../core/errors.ts';
+import { InvalidArgument, refusedBy } from '../../../core/errors.ts';
 import { blockOverrides, callObject, stateOverrides, traceTypes } from '../../callObject.ts';
 import { blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
@@ -40,7 +40,10 @@ export const trace_callMany = method(
   async ([list, block, overrides], { services }) => {
     const { maxCalls } = services.trace.limits;
     if (list.length > maxCalls)
-      throw new InvalidArgument(`too many calls (${list.length}), at most ${maxCalls}`);
+      throw refusedBy(
+        'trace_callmany_calls',
+        new InvalidArgument(`too many calls (${list.length}), at most ${maxCalls}`),
+      );
     return services.trace.callMany(block ?? LATEST, list, overrides ?? {});
   },
 );

@@ -1,0 +1,311 @@
+import {
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client';
+import { LIMIT_NAMES, type LimitName } from '../config/limits.ts';
+
+/** The Prometheus text format's content type, as the registry writes it. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/** Label values for calls whose method is not in the method table (so a client cannot grow the label set). */
+export const OTHER = 'other';
+
+export type Transport = 'http' | 'ws';
+export type KeyRefusalKind = 'rate' | 'day' | 'allowlist';
+
+/** What the metrics read when scraped; each part is optional (an app without a pool in tests, no follower). */
+export interface MetricSources {
+  pool?: () => { size: number; busy: number; queued: number; timeouts: number; crashes: number };
+  replayCache?: () => { hits: number; executions: number };
+  /** The served chain's head: its number and timestamp (seconds), or null before the first block. */
+  head?: () => Promise<{ number: bigint; timestamp: bigint } | null>;
+  /** Following an upstream: our head and the upstream's as last seen (null when not known yet). */
+  follow?: () => { head: bigint | null; upstream: bigint | null };
+}
+
+/** The call as a gate sees it (src/rpc/envelope.ts CallInfo): only the method is read. */
+interface Call {
+  method: string;
+}
+
+/**
+ * The service's metrics, in one registry of their own (not prom-client's global one) so that each
+ * process of a cluster hands this registry to prom-client's AggregatorRegistry
+ * (`AggregatorRegistry.setRegistries([metrics.registry])` in a worker), and tests can run several
+ * apps in one process. Gauges read at scrape time say how to combine across processes
+ * (`aggregator`): a head is the same chain in every process, counts of work add up.
+ *
+ * Every label value is bounded: methods only from the method table (else "other"), key NAMES from
+ * the keys file (never a key), limits from config/limits.ts LIMIT_NAMES, error codes from JSON-RPC's
+ * server range (else "other").
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private methods: ReadonlySet<string> = new Set();
+  private readonly started: Counter<'method'>;
+  private readonly succeeded: Counter<'method'>;
+  private readonly failed: Counter<'method' | 'code'>;
+  private readonly duration: Histogram<'method'>;
+  private readonly connections: Gauge<'transport'>;
+  private readonly connectionsOpened: Counter<'transport'>;
+  private readonly credits: Counter<'key'>;
+  private readonly keyRefusals: Counter<'key' | 'kind'>;
+  private readonly limitRefusals: Counter<'limit'>;
+  private sources: MetricSources = {};
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    this.started = new Counter({
+      name: 'ethtrace_rpc_calls_started_total',
+      help: 'JSON-RPC calls started, by method',
+      labelNames: ['method'],
+      registers,
+    });
+    this.succeeded = new Counter({
+      name: 'ethtrace_rpc_successful_calls_total',
+      help: 'JSON-RPC calls answered with a result, by method',
+      labelNames: ['method'],
+      registers,
+    });
+    this.failed = new Counter({
+      name: 'ethtrace_rpc_failed_calls_total',
+      help: 'JSON-RPC calls answered with an error, by method and error code',
+      labelNames: ['method', 'code'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'ethtrace_rpc_call_duration_seconds',
+      help: 'Time from a call starting to its answer, by method',
+      labelNames: ['method'],
+      // From a cached read (well under a millisecond) to a trace at the execution deadline (5 s).
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.connections = new Gauge({
+      name: 'ethtrace_connections_open',
+      help: 'Open client connections, by transport (HTTP sockets, WebSockets)',
+      labelNames: ['transport'],
+      registers,
+    });
+    this.connectionsOpened = new Counter({
+      name: 'ethtrace_connections_opened_total',
+      help: 'Client connections opened, by transport',
+      labelNames: ['transport'],
+      registers,
+    });
+    this.credits = new Counter({
+      name: 'ethtrace_key_credits_total',
+      help: 'Credits spent, by key name',
+      labelNames: ['key'],
+      registers,
+    });
+    this.keyRefusals = new Counter({
+      name: 'ethtrace_key_refusals_total',
+      help: "Calls refused by a key's settings, by key name and kind (rate, day, allowlist)",
+      labelNames: ['key', 'kind'],
+      registers,
+    });
+    this.limitRefusals = new Counter({
+      name: 'ethtrace_limit_refusals_total',
+      help: 'Requests, connections or calls refused by an abuse limit (README, Limits), by limit',
+      labelNames: ['limit'],
+      registers,
+    });
+    // Every limit shows, at 0 until it refuses something: a rate of an absent series is no rate.
+    for (const limit of LIMIT_NAMES) this.limitRefusals.labels(limit).inc(0);
+    for (const transport of ['http', 'ws']) this.connections.labels(transport).set(0);
+    this.collected();
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The method table's names: the only method labels (others are "other"). */
+  knowMethods(methods: Iterable<string>): void {
+    this.methods = new Set(methods);
+  }
+
+  /** The parts read at scrape time (given once the app holding them is built). */
+  readFrom(sources: MetricSources): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  /** The Prometheus text of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** This process's figures, for the processes of a cluster to add up (`aggregateMetrics`). */
+  parts(): Promise<unknown> {
+    return this.registry.getMetricsAsJSON();
+  }
+
+  /** The label of a method: itself when the method table has it, else "other". */
+  methodLabel(method: string): string {
+    return this.methods.has(method) ? method : OTHER;
+  }
+
+  /** A gate (src/rpc/envelope.ts CallGate) that admits everything and counts each call and its outcome. */
+  gate(): {
+    admit(calls: readonly Call[]): null;
+    answered(call: Call, code: number | null, ms: number): void;
+    limited(limit: LimitName): void;
+  } {
+    return {
+      admit: (calls) => {
+        for (const call of calls) this.started.labels(this.methodLabel(call.method)).inc();
+        return null;
+      },
+      answered: (call, code, ms) => {
+        const method = this.methodLabel(call.method);
+        if (code === null) this.succeeded.labels(method).inc();
+        else this.failed.labels(method, codeLabel(code)).inc();
+        this.duration.labels(method).observe(ms / 1000);
+      },
+      limited: (limit) => this.limitRefused(limit),
+    };
+  }
+
+  limitRefused(limit: LimitName): void {
+    this.limitRefusals.labels(limit).inc();
+  }
+
+  connectionOpened(transport: Transport): void {
+    this.connections.labels(transport).inc();
+    this.connectionsOpened.labels(transport).inc();
+  }
+
+  connectionClosed(transport: Transport): void {
+    this.connections.labels(transport).dec();
+  }
+
+  /** Credits a key spent (src/transport/access/control.ts), by its name. */
+  keyCredits(name: string, credits: number): void {
+    if (credits > 0) this.credits.labels(name).inc(credits);
+  }
+
+  /** Calls a key's settings refused, by its name. */
+  keyRefused(name: string, kind: KeyRefusalKind, calls: number): void {
+    this.keyRefusals.labels(name, kind).inc(calls);
+  }
+
+  /** Gauges read from the app's parts when scraped. */
+  private collected(): void {
+    const registers = [this.registry];
+    const sources = () => this.sources;
+    new Gauge({
+      name: 'ethtrace_pool_busy',
+      help: 'EVM workers running a job',
+      registers,
+      collect() {
+        const pool = sources().pool?.();
+        if (pool) this.set(pool.busy);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_pool_queued',
+      help: 'EVM jobs waiting for a worker',
+      registers,
+      collect() {
+        const pool = sources().pool?.();
+        if (pool) this.set(pool.queued);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_pool_workers',
+      help: 'EVM worker threads the pool may run',
+      registers,
+      collect() {
+        const pool = sources().pool?.();
+        if (pool) this.set(pool.size);
+      },
+    });
+    // Counts kept by the pool and the replay cache themselves, exposed as they stand (so not
+    // prom-client Counters, which only count up from here); still monotonic, rate() applies.
+    new Gauge({
+      name: 'ethtrace_pool_timeouts_total',
+      help: 'EVM jobs that ran past their deadline',
+      registers,
+      collect() {
+        const pool = sources().pool?.();
+        if (pool) this.set(pool.timeouts);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_replay_cache_hits_total',
+      help: 'trace_ replays answered from the replay cache',
+      registers,
+      collect() {
+        const cache = sources().replayCache?.();
+        if (cache) this.set(cache.hits);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_replay_cache_misses_total',
+      help: 'trace_ replays that had to execute their block',
+      registers,
+      collect() {
+        const cache = sources().replayCache?.();
+        if (cache) this.set(cache.executions);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_head_number',
+      help: "The served chain's head block number",
+      registers,
+      aggregator: 'max',
+      async collect() {
+        const head = await sources().head?.();
+        if (head) this.set(Number(head.number));
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_head_age_seconds',
+      help: "Seconds since the head block's timestamp",
+      registers,
+      aggregator: 'min',
+      async collect() {
+        const head = await sources().head?.();
+        if (head) this.set(Math.max(0, Date.now() / 1000 - Number(head.timestamp)));
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_follow_last_block',
+      help: 'Following an upstream: the last block followed (executed, verified and stored)',
+      registers,
+      aggregator: 'max',
+      collect() {
+        const follow = sources().follow?.();
+        if (follow?.head != null) this.set(Number(follow.head));
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_follow_blocks_behind',
+      help: "Following an upstream: blocks between the upstream's head as last seen and ours",
+      registers,
+      aggregator: 'min',
+      collect() {
+        const follow = sources().follow?.();
+        if (follow?.head != null && follow.upstream != null)
+          this.set(Math.max(0, Number(follow.upstream - follow.head)));
+      },
+    });
+  }
+}
+
+/** A JSON-RPC error code as a label: the spec's and servers' range (-32768…-32000) and 3 (revert); else "other". */
+function codeLabel(code: number): string {
+  return (Number.isInteger(code) && code >= -32768 && code <= -32000) || code === 3 ? String(code) : OTHER;
+}
+
+/**
+ * The text of the figures of several processes (each one's `Metrics.parts()`), added up as each
+ * metric's `aggregator` says (a sum unless it is declared otherwise).
+ */
+export function aggregateMetrics(parts: readonly unknown[]): Promise<string> {
+  return AggregatorRegistry.aggregate(parts as MetricObjectWithValues<MetricValue<string>>[][]).metrics();
+}

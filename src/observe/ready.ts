@@ -1,0 +1,58 @@
+/**
+ * `GET /health` and `GET /ready`, for a supervisor and a load balancer. Health says the process
+ * answers at all (restart it when it does not); readiness says it should be sent traffic now: its
+ * store can be read, its chain is not stale, and the node it reads from answers.
+ */
+
+/** What readiness looks at; each part is optional. */
+export interface ReadinessSources {
+  /** The served head's number and timestamp (seconds); throws when the store cannot be read. */
+  head(): Promise<{ number: bigint; timestamp: bigint } | null>;
+  /**
+   * Seconds the head may lag the clock before the service is not ready: following or reading an
+   * upstream, or a dev chain mining on a timer. null: no bound (an imported chain, a dev chain that
+   * mines only on demand, whose head may rightly be old).
+   */
+  maxHeadAgeSeconds: number | null;
+  /** With an upstream: why it cannot be reached, or null when it answers. */
+  upstreamProblem?: () => string | null;
+  /** Following: why following stopped, or null. */
+  followProblem?: () => string | null;
+}
+
+export interface Probe {
+  status: 200 | 503;
+  body: Record<string, unknown>;
+}
+
+const started = Date.now();
+
+export function health(): Probe {
+  return { status: 200, body: { status: 'ok', uptimeSeconds: Math.round((Date.now() - started) / 1000) } };
+}
+
+/** 200 with the head when ready, else 503 with the reasons (each a sentence an operator can act on). */
+export async function readiness(sources: ReadinessSources): Promise<Probe> {
+  const reasons: string[] = [];
+  let head: { number: bigint; timestamp: bigint } | null = null;
+  try {
+    head = await sources.head();
+  } catch (e) {
+    reasons.push(`the store cannot be read: ${(e as Error).message}`);
+  }
+  const age = head === null ? null : Math.max(0, Math.round(Date.now() / 1000 - Number(head.timestamp)));
+  const bound = sources.maxHeadAgeSeconds;
+  if (bound !== null && age !== null && age > bound)
+    reasons.push(`the head block is ${age} s old, more than ${bound} s (--ready-max-head-age)`);
+  const upstream = sources.upstreamProblem?.() ?? null;
+  if (upstream !== null) reasons.push(`the upstream cannot be reached: ${upstream}`);
+  const follow = sources.followProblem?.() ?? null;
+  if (follow !== null) reasons.push(`following stopped: ${follow}`);
+  const facts = {
+    head: head === null ? null : Number(head.number),
+    headAgeSeconds: age,
+  };
+  return reasons.length === 0
+    ? { status: 200, body: { status: 'ready', ...facts } }
+    : { status: 503, body: { status: 'not ready', reasons, ...facts } };
+}

@@ -1,0 +1,421 @@
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import WebSocket from 'ws';
+import { LIMIT_NAMES, type LimitName, type LimitOverrides } from '../../src/config/limits.ts';
+import { importConformanceChain, type RunningServer, startServer, TEST_KEY } from '../support/server.ts';
+
+/**
+ * Every abuse limit (src/config/limits.ts LIMIT_NAMES), driven past its bound with seeded random
+ * input against a real server on the conformance chain, each set low: the refusal is the one the
+ * README's limits table promises, the server keeps answering, and
+ * `ethtrace_limit_refusals_total{limit}` counts each refusal exactly. The last test checks that no
+ * limit was left out.
+ *
+ * FUZZ_SEED and FUZZ_RUNS as in test/fuzz/rpc.test.ts.
+ */
+
+const SEED =
+  process.env.FUZZ_SEED === 'random'
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env.FUZZ_SEED ?? 1779222135);
+const RUNS = Math.max(1, Math.min(10, Number(process.env.FUZZ_RUNS ?? 5)));
+const params = { seed: SEED, numRuns: RUNS };
+
+const OTHER_KEY = 'other-key-0123456789';
+const LOW: LimitOverrides = {
+  requests: {
+    maxBodyBytes: 4096,
+    maxBatchSize: 3,
+    maxResponseBytes: 4000,
+    headerTimeoutMs: 400,
+    bodyTimeoutMs: 400,
+  },
+  pool: { workers: 1, maxQueue: 1, deadlineMs: 2_000 },
+  calls: { maxCalls: 2 },
+  methods: { maxLogsBlockRange: 4, maxLogsResults: 1 },
+  replay: { maxFilterBlocks: 3 },
+  webSocket: {
+    maxMessageBytes: 4096,
+    maxBufferedBytes: 64 * 1024,
+    maxSubscriptionsPerConnection: 2,
+    maxConnectionsPerIp: 3,
+    maxConnectionsPerKey: 2,
+  },
+};
+
+const LOOPER = `0x${'aa'.repeat(20)}`;
+const LOOP = { [LOOPER]: { code: '0x5b600056' } };
+
+let nextId = 0;
+const req = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id: ++nextId, method, params });
+
+describe('abuse limits, fuzzed past their bounds', () => {
+  let chain: { datadir: string; cleanup: () => void };
+  let server: RunningServer;
+  const tested = new Set<LimitName>();
+
+  before(async () => {
+    chain = await importConformanceChain();
+    server = await startServer(chain.datadir, { keys: [TEST_KEY, OTHER_KEY], limits: LOW });
+  });
+  after(async () => {
+    await server?.close();
+    chain?.cleanup();
+  });
+
+  async function refusals(limit: LimitName): Promise<number> {
+    const text = await server.app.metrics.text();
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`ethtrace_limit_refusals_total{limit="${limit}"} `));
+    return Number(line?.split(' ')[1] ?? Number.NaN);
+  }
+
+  /** Runs `body`, which causes `count` refusals of `limit` (it returns that count), and checks the metric. */
+  async function counts(limit: LimitName, body: () => Promise<number>): Promise<void> {
+    tested.add(limit);
+    const before = await refusals(limit);
+    const caused = await body();
+    assert.ok(caused > 0, `${limit}: nothing was refused`);
+    assert.equal((await refusals(limit)) - before, caused, `${limit} refusals counted`);
+    // The server still answers.
+    assert.equal(typeof (await server.rpc('eth_chainId')), 'string');
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
+  async function post(body: string | object): Promise<{ status: number; json: any }> {
+    const res = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: res.status, json };
+  }
+
+  it('body_bytes: 413 for a body over it', () =>
+    counts('body_bytes', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 4097, max: 40_000 }),
+          fc.string({ minLength: 1, maxLength: 8 }),
+          async (size, filler) => {
+            const body = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["${filler.replace(/["\\]/g, '').padEnd(size, 'x')}"]}`;
+            const res = await fetch(server.url, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body,
+            });
+            await res.arrayBuffer();
+            assert.equal(res.status, 413);
+            n++;
+          },
+        ),
+        params,
+      );
+      return n;
+    }));
+
+  it('batch_size: one -32600 for a batch over it', () =>
+    counts('batch_size', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 4, max: 60 }), async (length) => {
+          const { status, json } = await post(Array.from({ length }, () => req('eth_chainId')));
+          assert.equal(status, 200);
+          assert.equal(json.length, 1);
+          assert.equal(json[0].error.code, -32600);
+          n++;
+        }),
+        params,
+      );
+      return n;
+    }));
+
+  it('trace_callmany_calls: -32602 past the calls allowed', () =>
+    counts('trace_callmany_calls', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 3, max: 20 }), async (calls) => {
+          const list = Array.from({ length: calls }, () => [{ to: `0x${'bb'.repeat(20)}` }, ['trace']]);
+          const { json } = await post(req('trace_callMany', [list, 'latest']));
+          assert.equal(json.error.code, -32602);
+          n++;
+        }),
+        params,
+      );
+      return n;
+    }));
+
+  it('logs_block_range: -32005 for a range over it', () =>
+    counts('logs_block_range', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 40 }),
+          fc.integer({ min: 4, max: 13 }),
+          async (from, width) => {
+            const hex = (x: number) => `0x${x.toString(16)}`;
+            const { json } = await post(
+              req('eth_getLogs', [{ fromBlock: hex(from), toBlock: hex(from + width) }]),
+            );
+            assert.equal(json.error.code, -32005);
+            assert.match(json.error.message, /max block range 4/);
+            n++;
+          },
+        ),
+        params,
+      );
+      return n;
+    }));
+
+  it('logs_results: -32005 when a range holds more logs than allowed', () =>
+    counts('logs_results', async () => {
+      let n = 0;
+      // Windows of the chain; those holding two logs or more are refused.
+      for (let from = 0; from < 54; from += 4) {
+        const { json } = await post(
+          req('eth_getLogs', [
+            { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${Math.min(from + 3, 53).toString(16)}` },
+          ]),
+        );
+        if (json.error) {
+          assert.equal(json.error.code, -32005);
+          assert.match(json.error.message, /more than 1 results/);
+          n++;
+        } else assert.ok(json.result.length <= 1);
+      }
+      return n;
+    }));
+
+  it('trace_filter_blocks: -32005 for a trace_filter range over it', () =>
+    counts('trace_filter_blocks', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 40 }),
+          fc.integer({ min: 3, max: 12 }),
+          async (from, width) => {
+            const hex = (x: number) => `0x${x.toString(16)}`;
+            const { json } = await post(
+              req('trace_filter', [{ fromBlock: hex(from), toBlock: hex(from + width) }]),
+            );
+            assert.equal(json.error.code, -32005);
+            n++;
+          },
+        ),
+        params,
+      );
+      return n;
+    }));
+
+  it('response_bytes: -32008 for an answer over it', () =>
+    counts('response_bytes', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 53 }), async (block) => {
+          const { json } = await post(req('debug_traceBlockByNumber', [`0x${block.toString(16)}`, {}]));
+          if (json.error) {
+            assert.equal(json.error.code, -32008);
+            n++;
+          } else assert.ok(JSON.stringify(json).length <= 4000);
+        }),
+        { ...params, numRuns: Math.max(RUNS, 10) },
+      );
+      // A loop traced with the struct logger is always over it.
+      const { json } = await post(
+        req('debug_traceCall', [{ to: LOOPER, gas: '0x30d40' }, 'latest', { stateOverrides: LOOP }]),
+      );
+      assert.equal(json.error.code, -32008, JSON.stringify(json).slice(0, 300));
+      return n + 1;
+    }));
+
+  it('batch_work: -32000 execution timeout past the deadline', () =>
+    counts('batch_work', async () => {
+      const { json } = await post([
+        req('eth_call', [{ to: LOOPER, gas: '0x2faf080' }, 'latest', LOOP]),
+        req('eth_call', [{ to: LOOPER, gas: '0x2faf080' }, 'latest', LOOP]),
+      ]);
+      // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
+      const timedOut = json.filter((a: any) => a.error?.message === 'execution timeout');
+      assert.ok(timedOut.length >= 1, JSON.stringify(json));
+      for (const a of timedOut) assert.equal(a.error.code, -32000);
+      return timedOut.length;
+    }));
+
+  it('pool_queue: -32005 busy at once when the queue is full', () =>
+    counts('pool_queue', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          post(req('eth_call', [{ to: LOOPER, gas: '0x4c4b40' }, 'latest', LOOP])),
+        ),
+      );
+      const busy = answers.filter((a) => a.json.error?.code === -32005);
+      assert.ok(busy.length >= 1, JSON.stringify(answers.map((a) => a.json)));
+      return busy.length;
+    }));
+
+  function socket(key = TEST_KEY): Promise<WebSocket> {
+    const ws = new WebSocket(`${server.wsBase}/ws/v3/${key}`);
+    return new Promise((resolve, reject) => ws.once('open', () => resolve(ws)).once('error', reject));
+  }
+  const closed = (ws: WebSocket) =>
+    new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
+  function call(ws: WebSocket, body: { id: number }): Promise<any> {
+    return new Promise((resolve) => {
+      const on = (data: WebSocket.RawData) => {
+        const m = JSON.parse(data.toString());
+        if (m.id === body.id) {
+          ws.off('message', on);
+          resolve(m);
+        }
+      };
+      ws.on('message', on);
+      ws.send(JSON.stringify(body));
+    });
+  }
+
+  it('ws_message_bytes: a message over it closes the socket with 1009', () =>
+    counts('ws_message_bytes', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 4097, max: 30_000 }), async (size) => {
+          const ws = await socket();
+          const code = closed(ws);
+          ws.send(JSON.stringify(req('eth_chainId', ['x'.repeat(size)])));
+          assert.equal(await code, 1009);
+          n++;
+        }),
+        params,
+      );
+      return n;
+    }));
+
+  it('ws_subscriptions: -32006 past the subscriptions of one connection', () =>
+    counts('ws_subscriptions', async () => {
+      const ws = await socket();
+      try {
+        for (let i = 0; i < 2; i++)
+          assert.equal(typeof (await call(ws, req('eth_subscribe', ['newHeads']))).result, 'string');
+        let n = 0;
+        for (let i = 0; i < RUNS; i++) {
+          const over = await call(
+            ws,
+            req('eth_subscribe', [i % 2 ? 'newHeads' : 'logs', ...(i % 2 ? [] : [{}])]),
+          );
+          assert.equal(over.error.code, -32006);
+          n++;
+        }
+        return n;
+      } finally {
+        ws.close();
+      }
+    }));
+
+  it('connections_per_key and connections_per_ip: upgrades past them refused with 429', async () => {
+    const refusedWith = (key: string) =>
+      new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(`${server.wsBase}/ws/v3/${key}`);
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('open', () => reject(new Error('opened')));
+      });
+    const open = [await socket(), await socket()];
+    await counts('connections_per_key', async () => {
+      assert.equal(await refusedWith(TEST_KEY), 429);
+      return 1;
+    });
+    open.push(await socket(OTHER_KEY));
+    await counts('connections_per_ip', async () => {
+      assert.equal(await refusedWith(OTHER_KEY), 429);
+      assert.equal(await refusedWith(TEST_KEY), 429);
+      return 2;
+    });
+    await Promise.all(
+      open.map((ws) => {
+        const c = closed(ws);
+        ws.close();
+        return c;
+      }),
+    );
+  });
+
+  it('ws_buffered_bytes: a client that does not read its answers is dropped', () =>
+    counts('ws_buffered_bytes', async () => {
+      const ws = await socket();
+      const code = closed(ws);
+      (ws as unknown as { _socket: Socket })._socket.pause();
+      // Answers of a few KiB each, far more than the socket buffers between the two ends hold.
+      const body = JSON.stringify(req('eth_getBlockByNumber', ['0x1', true]));
+      let sent = 0;
+      const stop = setInterval(() => {
+        for (let i = 0; i < 200 && ws.readyState === WebSocket.OPEN; i++, sent++) ws.send(body);
+      }, 5);
+      let refused = 0;
+      while (refused === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        refused = (await refusals('ws_buffered_bytes')) > 0 ? 1 : 0;
+        if (sent > 200_000) break;
+      }
+      clearInterval(stop);
+      (ws as unknown as { _socket: Socket })._socket.resume();
+      const ended = await code;
+      assert.ok(ended === 1008 || ended === 1006, `closed with ${ended}`);
+      return 1;
+    }));
+
+  /** A raw connection that writes `head`, then one more byte of `trickle` every 100 ms until the server cuts it. */
+  function trickle(head: string, more: string): Promise<string> {
+    return new Promise((resolve) => {
+      const sock = connect(Number(new URL(server.base).port), '127.0.0.1');
+      let got = '';
+      let i = 0;
+      const timer = setInterval(() => {
+        if (!sock.destroyed && i < more.length) sock.write(more[i++] ?? ' ');
+      }, 100);
+      sock.on('data', (d) => {
+        got += d;
+      });
+      sock.on('error', () => {});
+      sock.on('close', () => {
+        clearInterval(timer);
+        resolve(got);
+      });
+      sock.write(head);
+    });
+  }
+
+  it('header_timeout: headers trickled a byte at a time are cut with 408', () =>
+    counts('header_timeout', async () => {
+      const answer = await trickle(
+        'POST /v3/',
+        `${TEST_KEY} HTTP/1.1\r\nHost: x\r\nX-Slow: ${'a'.repeat(10_000)}`,
+      );
+      assert.match(answer, /^HTTP\/1\.1 408 /);
+      return 1;
+    }));
+
+  it('body_timeout: a body trickled a byte at a time is cut with 408', () =>
+    counts('body_timeout', async () => {
+      const answer = await trickle(
+        `POST /v3/${TEST_KEY} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
+        ' '.repeat(1000),
+      );
+      assert.match(answer, /^HTTP\/1\.1 408 /);
+      return 1;
+    }));
+
+  it('covers every limit', () => {
+    assert.deepEqual(
+      LIMIT_NAMES.filter((l) => !tested.has(l)),
+      [],
+    );
+  });
+});
