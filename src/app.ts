@@ -21,7 +21,11 @@ import { StateService } from './services/state.ts';
 import { SubscriptionService } from './services/subscriptions.ts';
 import { TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
+import type { UsageBook } from './transport/access/usage.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
+import { dashboardRoutes } from './transport/dashboard/http.ts';
+import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
+import { DashboardSource } from './transport/dashboard/source.ts';
 import { combineGates } from './transport/gate.ts';
 import { type Listening, type RequestInfo, RpcServer, type SocketPolicy } from './transport/server.ts';
 import type { UpstreamSource, UpstreamWorkerSource } from './upstream/open.ts';
@@ -50,6 +54,17 @@ export interface App {
   close(): Promise<void>;
   services: Services;
   execution: ExecutionClient;
+  /** This process's part of the operator dashboard (null without an operator token). */
+  dashboard: DashboardSource | null;
+}
+
+/** The operator dashboard (`--operator-token`): served under /dashboard, from this process's data. */
+export interface DashboardConfig {
+  token: string;
+  /** The access control's usage (null without keys: the dashboard then counts calls itself). */
+  book: UsageBook | null;
+  /** Every API process's snapshot, when several serve the port; this process's alone otherwise. */
+  gather?: (now: number, since: number) => Promise<DashboardSnapshot[]>;
 }
 
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
@@ -66,6 +81,7 @@ export async function buildApp(
     gateFor?: (request: RequestInfo) => CallGate | null;
     /** The access policy's word on open WebSockets (src/transport/access/control.ts). */
     sockets?: SocketPolicy;
+    dashboard?: DashboardConfig;
   },
 ): Promise<App> {
   const spec = await readStoredSpec(deps.store);
@@ -131,16 +147,42 @@ export async function buildApp(
     },
     (e, method) => log(`internal error in ${method}: ${describeForLog(e)}`),
   );
+  // --- the operator dashboard: its source listens to every call through its own gate (below) ---
+  const dashboard = deps.dashboard
+    ? new DashboardSource({
+        book: deps.dashboard.book,
+        keys: config.keys,
+        pool: () => execution.stats(),
+        head: async () => {
+          const head = await deps.store.getHead();
+          const header = head && (await chain.header(head.hash));
+          return head && header && { number: head.number, timestamp: header.timestamp };
+        },
+      })
+    : null;
   const server = new RpcServer({
     host: config.host,
     port: config.port,
     keys: config.keys,
     limits: { maxBodyBytes: limits.requests.maxBodyBytes, webSocket: limits.webSocket },
     ...(deps.sockets ? { sockets: deps.sockets } : {}),
+    ...(dashboard && deps.dashboard
+      ? {
+          routes: dashboardRoutes({
+            token: deps.dashboard.token,
+            source: dashboard,
+            ...(deps.dashboard.gather ? { gather: deps.dashboard.gather } : {}),
+          }),
+        }
+      : {}),
     // The per-body gate: access policy (keys, credits, allow-lists) and observers (metrics, logs)
     // join here as combineGates(...) of each part's gate for the request.
     handle: (body, connection, request) =>
-      envelope.handle(body, connection, combineGates(deps.gateFor?.(request))),
+      envelope.handle(
+        body,
+        connection,
+        combineGates(deps.gateFor?.(request), dashboard?.gateFor(request.key)),
+      ),
   });
   return {
     listen: () => server.listen(),
@@ -150,10 +192,12 @@ export async function buildApp(
       events.stop();
       services.filters.close();
       await server.close();
+      dashboard?.close();
       await execution.close();
     },
     services,
     execution,
+    dashboard,
   };
 }
 

@@ -106,6 +106,7 @@ interface StartOptions {
   upstreamPollMs?: string;
   follow?: boolean;
   verifyStateRoot: boolean;
+  operatorToken?: string;
 }
 
 /** The app configuration of `start`'s flags, checked before anything is opened or created. */
@@ -215,6 +216,7 @@ function startConfig(o: StartOptions) {
 
 async function startCommand(o: StartOptions): Promise<void> {
   const { app: config, blockTime, upstream, follow } = startConfig(o);
+  const operatorToken = operatorTokenOf(o.operatorToken ?? process.env.ETHTRACE_OPERATOR_TOKEN);
   if (upstream || follow) {
     refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
     if (blockTime !== undefined)
@@ -279,6 +281,8 @@ async function startCommand(o: StartOptions): Promise<void> {
         ...(dev ? { dev: dev.service } : {}),
         ...(source ? { upstream: source } : {}),
         ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
+        // The operator dashboard, only with a token (src/transport/dashboard/).
+        ...(operatorToken ? { dashboard: { token: operatorToken, book: policy?.book ?? null } } : {}),
       },
     );
     await app.warm();
@@ -325,6 +329,19 @@ async function startCommand(o: StartOptions): Promise<void> {
   await app.close();
   await access?.close();
   await store.close();
+}
+
+/** Shorter tokens could be guessed by anyone who can reach the port. */
+const MIN_OPERATOR_TOKEN_CHARS = 16;
+
+/** The operator token of `--operator-token` or the environment, checked; undefined: no dashboard. */
+function operatorTokenOf(token: string | undefined): string | undefined {
+  if (token === undefined || token === '') return undefined;
+  if (token.length < MIN_OPERATOR_TOKEN_CHARS || /\s/.test(token))
+    throw new UserError(
+      `--operator-token must be at least ${MIN_OPERATOR_TOKEN_CHARS} characters without spaces (e.g. from openssl rand -hex 16)`,
+    );
+  return token;
 }
 
 /** Fails with one line when `host:port` cannot be listened on; port 0 (any free port) always can. */
@@ -591,6 +608,10 @@ function program(): Command {
       )
       .option('--upstream-rps <n>', 'with --upstream: requests to it per second, 0 unlimited (default 100)')
       .option('--upstream-poll-ms <ms>', 'with --upstream: how often its head is read (default 1000)')
+      .option(
+        '--operator-token <token>',
+        'serve the operator dashboard at /dashboard to whoever gives this token (also $ETHTRACE_OPERATOR_TOKEN)',
+      )
       .action((opts: StartOptions) => startCommand(opts)),
     'start',
   );

@@ -35,6 +35,11 @@ export interface TransportOptions {
   handle(body: string, connection: Subscriber | null, request: RequestInfo): Promise<EnvelopeAnswer>;
   /** The access policy's word on open WebSockets (src/transport/access/control.ts); none without keys. */
   sockets?: SocketPolicy;
+  /**
+   * Routes other than JSON-RPC, asked first (the operator dashboard, src/transport/dashboard/http.ts):
+   * true when it has taken the request.
+   */
+  routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** What the access policy decides about open WebSockets; a returned reason closes the socket (1008). */
@@ -157,6 +162,8 @@ export class RpcServer {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Before the JSON-RPC routes and their open CORS: the dashboard is for its operator's browser only.
+    if (this.opts.routes?.(req, res)) return;
     // Browsers call Infura directly from dapps, so cross-origin requests are allowed as Infura does.
     res.setHeader('access-control-allow-origin', '*');
     if (req.method === 'OPTIONS') {
