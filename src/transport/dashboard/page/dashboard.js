@@ -136,6 +136,11 @@
   }
 
   function drawTraffic(v) {
+    // Stacked bars: each bar is drawn from zero, so the failed (errors and refusals) and refused
+    // series are drawn over the total as its lower parts; the legend shows each part's own count.
+    const failed = v.errors.map((e, i) => e + (v.refused[i] ?? 0));
+    const bars = uPlot.paths.bars({ size: [0.8, 36], gap: 1 });
+    const own = (counts) => (_u, _x, _s, i) => (i === null ? '–' : whole.format(counts[i] ?? 0));
     plot(
       'chart-traffic',
       v.range,
@@ -147,13 +152,24 @@
         axes: [axisStyle, countAxis('n'), Object.assign(countAxis('c', 1), { grid: { show: false } })],
         series: [
           {},
-          series('requests', COLORS.requests, { scale: 'n', fill: fill(COLORS.requests) }),
-          series('credits', COLORS.credits, { scale: 'c', dash: [6, 4] }),
-          series('failed', COLORS.error, { scale: 'n', fill: fill(COLORS.error) }),
-          series('refused', COLORS.refused, { scale: 'n', fill: fill(COLORS.refused) }),
+          series('requests', COLORS.requests, {
+            scale: 'n',
+            fill: `${COLORS.requests}bb`,
+            paths: bars,
+            width: 0,
+          }),
+          series('failed', COLORS.error, {
+            scale: 'n',
+            fill: COLORS.error,
+            paths: bars,
+            width: 0,
+            value: own(v.errors),
+          }),
+          series('refused', COLORS.refused, { scale: 'n', fill: COLORS.refused, paths: bars, width: 0 }),
+          series('credits', COLORS.credits, { scale: 'c', width: 2 }),
         ],
       }),
-      [v.time, v.requests, v.credits, v.errors, v.refused],
+      [v.time, v.requests, failed, v.refused, v.credits],
     );
   }
 
@@ -188,6 +204,11 @@
     );
   }
 
+  /** A percentile's line: uPlot's own points (shown where data is sparse), so a lone minute still shows. */
+  function latencySeries(label, color) {
+    return { label, stroke: color, width: 2, value: (_u, x) => ms(x) };
+  }
+
   function drawLatency(v) {
     if (!v.latency.count.some((c) => c > 0)) return empty('chart-latency', 'no answered calls in this range');
     plot(
@@ -201,9 +222,9 @@
         ],
         series: [
           {},
-          series('p50', COLORS.p50, { value: (_u, x) => ms(x), spanGaps: false }),
-          series('p90', COLORS.p90, { value: (_u, x) => ms(x) }),
-          series('p99', COLORS.p99, { value: (_u, x) => ms(x) }),
+          latencySeries('p50', COLORS.p50),
+          latencySeries('p90', COLORS.p90),
+          latencySeries('p99', COLORS.p99),
         ],
       }),
       [v.time, v.latency.p50, v.latency.p90, v.latency.p99],
