@@ -322,11 +322,15 @@ async function checkCharts(page: Page, sent: Sent, admitted: number): Promise<vo
     new Set(totals.map((f) => f.status)),
     new Set(['-32601', '-32602', '-32000', 'refused-rate', 'refused-day']),
   );
-  const [, ...perCode] = await plotData('chart-failures');
+  // Per minute the codes are drawn stacked, each code's own counts in data-values; the top of the
+  // stack (drawn first) is the minute's failures.
+  const perCode: Array<{ status: string; counts: number[] }> = await values('chart-failures');
   assert.deepEqual(
-    perCode.map((counts: number[]) => sum(counts)),
-    totals.map((f) => f.total),
+    perCode.map((f) => [f.status, sum(f.counts)]),
+    totals.slice(0, 6).map((f) => [f.status, f.total]),
   );
+  const [, stackTop = []] = await plotData('chart-failures');
+  assert.equal(sum(stackTop), sent.errors + sent.refused);
 
   // Keys against their limits.
   const keys: Array<{
@@ -372,10 +376,17 @@ async function checkCharts(page: Page, sent: Sent, admitted: number): Promise<vo
   assert.ok(Math.max(...p99.filter((x: number | null) => x !== null)) >= 2500);
 
   // The pool: one worker, seen busy with one job and another waiting.
-  const [, busy = [], queued = [], size = []] = await plotData('chart-pool');
-  assert.ok(Math.max(...busy) >= 1);
-  assert.ok(Math.max(...queued) >= 1);
-  assert.ok(size.every((s: number) => s === 1));
+  // Drawn as busy and busy + queued (the queue stacked on the running jobs).
+  const pool: { busy: number[]; queued: number[]; size: number[] } = await values('chart-pool');
+  const [, busyLine = [], stackedLine = []] = await plotData('chart-pool');
+  assert.deepEqual(busyLine, pool.busy);
+  assert.deepEqual(
+    stackedLine,
+    pool.busy.map((b, i) => b + (pool.queued[i] ?? 0)),
+  );
+  assert.ok(Math.max(...pool.busy) >= 1);
+  assert.ok(Math.max(...pool.queued) >= 1);
+  assert.ok(pool.size.every((s) => s === 1));
 
   // The head: the block evm_mine made, and its age.
   assert.equal(view.head.number, 1);

@@ -42,6 +42,8 @@ interface KeyTrack {
   credits: number;
   /** Minute → credits of its busiest second; minutes in increasing order. */
   peaks: Map<number, number>;
+  /** The key's gate, made once: a body costs no allocation here. */
+  gate: CallGate;
 }
 
 /**
@@ -66,6 +68,9 @@ export class DashboardSource {
   private readonly poolQueued = new Float64Array(POOL_SLOTS);
   private readonly poolSize = new Float64Array(POOL_SLOTS);
   private readonly sampler: NodeJS.Timeout;
+  private readonly anonymous: CallGate = {
+    answered: (call, code, ms) => this.answered(null, call.method, code, ms),
+  };
 
   constructor(private readonly inputs: DashboardInputs) {
     this.now = inputs.now ?? Date.now;
@@ -76,17 +81,17 @@ export class DashboardSource {
     this.sampler.unref();
   }
 
-  /** The gate of one body sent with `key` (null without keys): it only listens. */
+  /** The gate of the bodies sent with `key` (null without keys): it only listens, and is made once per key. */
   gateFor(key: string | null): CallGate {
-    let track: KeyTrack | null = null;
-    if (key !== null) {
-      track = this.keyTracks.get(key) ?? null;
-      if (track === null) {
-        track = { second: 0, credits: 0, peaks: new Map() };
-        this.keyTracks.set(key, track);
-      }
+    if (key === null) return this.anonymous;
+    let track = this.keyTracks.get(key);
+    if (track === undefined) {
+      const made: KeyTrack = { second: 0, credits: 0, peaks: new Map(), gate: {} };
+      made.gate = { answered: (call, code, ms) => this.answered(made, call.method, code, ms) };
+      this.keyTracks.set(key, made);
+      track = made;
     }
-    return { answered: (call, code, ms) => this.answered(track, call.method, code, ms) };
+    return track.gate;
   }
 
   private answered(track: KeyTrack | null, method: string, code: number | null, ms: number): void {

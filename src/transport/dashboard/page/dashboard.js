@@ -92,7 +92,7 @@
   }
 
   /** Draws `data` in the chart `id`; the plot is made again only when its series change. */
-  function plot(id, signature, makeOptions, data) {
+  function plot(id, signature, makeOptions, data, shown) {
     const box = $(id);
     const old = state.plots[id];
     if (old && old.signature === signature) old.plot.setData(data);
@@ -102,7 +102,8 @@
       const options = Object.assign(makeOptions(), size(id));
       state.plots[id] = { signature, plot: new uPlot(options, data, box) };
     }
-    box.dataset.values = JSON.stringify(data);
+    // What the chart means, when its drawn data is stacked: each series' own numbers.
+    box.dataset.values = JSON.stringify(shown === undefined ? data : shown);
     box.dataset.state = 'drawn';
   }
 
@@ -115,6 +116,9 @@
     box.dataset.values = '[]';
     box.dataset.state = 'drawn';
   }
+
+  /** The x scale of per-minute bars: half a minute of room on each side, so no bar is cut at an edge. */
+  const minuteBars = { time: true, range: (u) => [u.data[0][0] - 30, u.data[0][u.data[0].length - 1] + 30] };
 
   const axisStyle = { stroke: '#6b7485', grid: { stroke: '#edf0f5', width: 1 }, ticks: { show: false } };
 
@@ -146,6 +150,7 @@
       v.range,
       () => ({
         scales: {
+          x: minuteBars,
           n: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
           c: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
         },
@@ -178,30 +183,52 @@
     return ERROR_SHADES[index % ERROR_SHADES.length];
   }
 
+  /** Running sums of `rows`, so bars drawn from zero, largest first, read as a stack. */
+  function stack(rows) {
+    const out = [];
+    let below = null;
+    for (const row of rows) {
+      below = row.map((x, i) => x + (below ? below[i] : 0));
+      out.push(below);
+    }
+    return out;
+  }
+
   function drawFailures(v) {
     const top = v.failures.slice(0, 6);
     if (top.length === 0) return empty('chart-failures', 'no failures in this range');
     let shade = 0;
     const colors = top.map((f) => failureColor(f.status, f.status.startsWith('refused-') ? 0 : shade++));
+    const bars = uPlot.paths.bars({ size: [0.8, 36], gap: 1 });
+    // Drawn top of the stack first, so each code's part stays visible below the next.
+    const order = top.map((_f, i) => top.length - 1 - i);
+    const stacked = stack(top.map((f) => f.counts));
     plot(
       'chart-failures',
       `${v.range}|${top.map((f) => f.status).join(',')}`,
       () => ({
-        scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
+        scales: { x: minuteBars, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
         axes: [axisStyle, countAxis('y')],
         series: [
           {},
-          ...top.map((f, i) =>
-            series(statusName(f.status), colors[i], {
-              paths: uPlot.paths.bars({ size: [0.7, 24], align: 0 }),
-              fill: `${colors[i]}cc`,
-              width: 1,
+          ...order.map((i) =>
+            series(statusName(top[i].status), colors[i], {
+              paths: bars,
+              fill: colors[i],
+              width: 0,
+              value: (_u, _x, _s, idx) =>
+                idx === null ? '–' : whole.format(state.view.failures[i]?.counts[idx] ?? 0),
             }),
           ),
         ],
       }),
-      [v.time, ...top.map((f) => f.counts)],
+      [v.time, ...order.map((i) => stacked[i])],
+      top.map((f) => ({ status: f.status, counts: f.counts })),
     );
+  }
+
+  function decades(_u, splits) {
+    return splits.map((x) => (Math.abs(Math.log10(x) % 1) < 1e-9 ? x : null));
   }
 
   /** A percentile's line: uPlot's own points (shown where data is sparse), so a lone minute still shows. */
@@ -218,7 +245,13 @@
         scales: { y: { distr: 3 } },
         axes: [
           axisStyle,
-          Object.assign({}, axisStyle, { size: 64, values: (_u, vals) => vals.map((x) => ms(x)) }),
+          Object.assign({}, axisStyle, {
+            size: 64,
+            // Grid lines and labels at powers of ten only.
+            filter: decades,
+            grid: Object.assign({}, axisStyle.grid, { filter: decades }),
+            values: (_u, vals) => vals.map((x) => (x === null ? '' : ms(x))),
+          }),
         ],
         series: [
           {},
@@ -234,23 +267,32 @@
   function drawPool(v) {
     const p = v.pool;
     if (p.time.length === 0) return empty('chart-pool', 'no samples yet');
+    // Queued jobs stacked on the busy ones: the band between the two lines is the queue.
+    const waiting = p.busy.map((b, i) => b + (p.queued[i] ?? 0));
+    const step = uPlot.paths.stepped({ align: 1 });
     plot(
       'chart-pool',
       `${v.range}|${p.stepMs}`,
       () => ({
-        scales: { y: { range: (_u, _min, max) => [0, Math.max(2, Math.ceil(max * 1.15))] } },
+        scales: {
+          // The whole range, as the other charts, though samples begin when the server started.
+          x: { time: true, range: () => [state.view.since / 1000, state.view.now / 1000] },
+          y: { range: (_u, _min, max) => [0, Math.max(2, Math.ceil(max * 1.15))] },
+        },
         axes: [axisStyle, Object.assign(countAxis('y'), { incrs: [1, 2, 5, 10, 20, 50, 100] })],
         series: [
           {},
-          series('busy', COLORS.busy, { fill: fill(COLORS.busy), paths: uPlot.paths.stepped({ align: 1 }) }),
+          series('busy', COLORS.busy, { fill: fill(COLORS.busy), paths: step }),
           series('queued', COLORS.queued, {
-            fill: fill(COLORS.queued),
-            paths: uPlot.paths.stepped({ align: 1 }),
+            paths: step,
+            value: (_u, _x, _s, i) => (i === null ? '–' : whole.format(state.view.pool.queued[i] ?? 0)),
           }),
           series('workers', COLORS.size, { dash: [4, 4], width: 1.5 }),
         ],
+        bands: [{ series: [2, 1], fill: `${COLORS.queued}33` }],
       }),
-      [p.time, p.busy, p.queued, p.size],
+      [p.time, p.busy, waiting, p.size],
+      { time: p.time, busy: p.busy, queued: p.queued, size: p.size },
     );
   }
 
