@@ -144,7 +144,7 @@
     // series are drawn over the total as its lower parts; the legend shows each part's own count.
     const failed = v.errors.map((e, i) => e + (v.refused[i] ?? 0));
     const bars = uPlot.paths.bars({ size: [0.8, 36], gap: 1 });
-    const own = (counts) => (_u, _x, _s, i) => (i === null ? '–' : whole.format(counts[i] ?? 0));
+    const own = (counts) => (_u, _x, _s, i) => (i === null ? '--' : whole.format(counts[i] ?? 0));
     plot(
       'chart-traffic',
       v.range,
@@ -217,7 +217,7 @@
               fill: colors[i],
               width: 0,
               value: (_u, _x, _s, idx) =>
-                idx === null ? '–' : whole.format(state.view.failures[i]?.counts[idx] ?? 0),
+                idx === null ? '--' : whole.format(state.view.failures[i]?.counts[idx] ?? 0),
             }),
           ),
         ],
@@ -242,7 +242,7 @@
       'chart-latency',
       v.range,
       () => ({
-        scales: { y: { distr: 3 } },
+        scales: { x: minuteBars, y: { distr: 3 } },
         axes: [
           axisStyle,
           Object.assign({}, axisStyle, {
@@ -285,7 +285,7 @@
           series('busy', COLORS.busy, { fill: fill(COLORS.busy), paths: step }),
           series('queued', COLORS.queued, {
             paths: step,
-            value: (_u, _x, _s, i) => (i === null ? '–' : whole.format(state.view.pool.queued[i] ?? 0)),
+            value: (_u, _x, _s, i) => (i === null ? '--' : whole.format(state.view.pool.queued[i] ?? 0)),
           }),
           series('workers', COLORS.size, { dash: [4, 4], width: 1.5 }),
         ],
