@@ -234,9 +234,9 @@ export interface DashboardView {
   };
   /** Statuses of failures, most frequent first, each with its count per minute. */
   failures: Array<{ status: string; total: number; counts: number[] }>;
-  /** Methods by requests, most first. */
+  /** The 20 methods with the most requests, most first. */
   methods: Array<{ name: string } & MethodStats>;
-  /** Keys by credits, most first. */
+  /** 20 keys: those refused most first, then by credits. */
   keys: KeyStats[];
   pool: { stepMs: number; time: number[]; busy: number[]; queued: number[]; size: number[] };
   head: { number: number; timestamp: number; ageSeconds: number } | null;
@@ -249,6 +249,10 @@ export interface DashboardView {
     p99: number | null;
   };
 }
+
+/** Methods and keys a view lists, and the length a method's name is cut to. */
+const MAX_ROWS = 20;
+const MAX_NAME_CHARS = 80;
 
 export function viewOf(snapshot: DashboardSnapshot, range: RangeName, now: number): DashboardView {
   const first = Math.floor((now - RANGES[range]) / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
@@ -292,10 +296,18 @@ export function viewOf(snapshot: DashboardSnapshot, range: RangeName, now: numbe
       p99: minutes.map((m) => quantile(m.latency, 0.99)),
     },
     failures,
+    // Bounded, as method names are the clients' (an unknown method is counted under its name too).
     methods: Object.entries(snapshot.methods)
-      .map(([name, m]) => ({ name, ...m }))
-      .sort((a, b) => b.requests - a.requests || a.name.localeCompare(b.name)),
-    keys: Object.values(snapshot.keys).sort((a, b) => b.credits - a.credits || a.name.localeCompare(b.name)),
+      .map(([name, m]) => ({
+        ...m,
+        name: name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}…` : name,
+      }))
+      .sort((a, b) => b.requests - a.requests || a.name.localeCompare(b.name))
+      .slice(0, MAX_ROWS),
+    // Keys being refused first: those are the ones an operator looks for.
+    keys: Object.values(snapshot.keys)
+      .sort((a, b) => b.refused - a.refused || b.credits - a.credits || a.name.localeCompare(b.name))
+      .slice(0, MAX_ROWS),
     pool: {
       stepMs: p.stepMs,
       time: p.slots.slice(from).map(seconds),

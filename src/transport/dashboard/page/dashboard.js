@@ -122,6 +122,18 @@
 
   const axisStyle = { stroke: '#6b7485', grid: { stroke: '#edf0f5', width: 1 }, ticks: { show: false } };
 
+  /**
+   * Points for values with no neighbour, which a line cannot show (a lone minute of a day), where
+   * uPlot leaves points out for density.
+   */
+  function isolated(u, seriesIdx, show) {
+    if (show) return null;
+    const d = u.data[seriesIdx];
+    const out = [];
+    for (let i = 0; i < d.length; i++) if (d[i] != null && d[i - 1] == null && d[i + 1] == null) out.push(i);
+    return out.length > 0 ? out : null;
+  }
+
   function series(label, color, extra) {
     return Object.assign({ label, stroke: color, width: 2, points: { show: false } }, extra || {});
   }
@@ -143,7 +155,7 @@
     // Stacked bars: each bar is drawn from zero, so the failed (errors and refusals) and refused
     // series are drawn over the total as its lower parts; the legend shows each part's own count.
     const failed = v.errors.map((e, i) => e + (v.refused[i] ?? 0));
-    const bars = uPlot.paths.bars({ size: [0.8, 36], gap: 1 });
+    const bars = uPlot.paths.bars({ size: [0.8, 36, 2], gap: 1 });
     const own = (counts) => (_u, _x, _s, i) => (i === null ? '--' : whole.format(counts[i] ?? 0));
     plot(
       'chart-traffic',
@@ -199,7 +211,7 @@
     if (top.length === 0) return empty('chart-failures', 'no failures in this range');
     let shade = 0;
     const colors = top.map((f) => failureColor(f.status, f.status.startsWith('refused-') ? 0 : shade++));
-    const bars = uPlot.paths.bars({ size: [0.8, 36], gap: 1 });
+    const bars = uPlot.paths.bars({ size: [0.8, 36, 2], gap: 1 });
     // Drawn top of the stack first, so each code's part stays visible below the next.
     const order = top.map((_f, i) => top.length - 1 - i);
     const stacked = stack(top.map((f) => f.counts));
@@ -233,7 +245,7 @@
 
   /** A percentile's line: uPlot's own points (shown where data is sparse), so a lone minute still shows. */
   function latencySeries(label, color) {
-    return { label, stroke: color, width: 2, value: (_u, x) => ms(x) };
+    return { label, stroke: color, width: 2, value: (_u, x) => ms(x), points: { filter: isolated } };
   }
 
   function drawLatency(v) {
@@ -282,12 +294,13 @@
         axes: [axisStyle, Object.assign(countAxis('y'), { incrs: [1, 2, 5, 10, 20, 50, 100] })],
         series: [
           {},
-          series('busy', COLORS.busy, { fill: fill(COLORS.busy), paths: step }),
+          series('busy', COLORS.busy, { fill: fill(COLORS.busy), paths: step, points: { filter: isolated } }),
           series('queued', COLORS.queued, {
             paths: step,
+            points: { filter: isolated },
             value: (_u, _x, _s, i) => (i === null ? '--' : whole.format(state.view.pool.queued[i] ?? 0)),
           }),
-          series('workers', COLORS.size, { dash: [4, 4], width: 1.5 }),
+          series('workers', COLORS.size, { dash: [4, 4], width: 1.5, points: { filter: isolated } }),
         ],
         bands: [{ series: [2, 1], fill: `${COLORS.queued}33` }],
       }),
