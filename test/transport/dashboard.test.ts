@@ -255,6 +255,10 @@ describe('the operator dashboard, on a running ethtrace start', () => {
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
+      // Console errors include what the Content-Security-Policy blocked, and failed loads.
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
       await page.goto(`${base}/dashboard?token=${TOKEN}`);
       await page.waitForSelector('body[data-draws]');
       // The token left the URL at once (a redirect), and the session is a cookie scripts cannot read.
