@@ -26,7 +26,11 @@ import { StateService } from './services/state.ts';
 import { SubscriptionService } from './services/subscriptions.ts';
 import { TraceService } from './services/trace.ts';
 import type { ChainStore } from './store/types.ts';
+import type { UsageBook } from './transport/access/usage.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
+import { dashboardRoutes } from './transport/dashboard/http.ts';
+import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
+import { DashboardSource } from './transport/dashboard/source.ts';
 import { combineGates } from './transport/gate.ts';
 import {
   type Listening,
@@ -82,6 +86,17 @@ export interface App {
   services: Services;
   execution: ExecutionClient;
   metrics: Metrics;
+  /** This process's part of the operator dashboard (null without an operator token). */
+  dashboard: DashboardSource | null;
+}
+
+/** The operator dashboard (`--operator-token`): served under /dashboard, from this process's data. */
+export interface DashboardConfig {
+  token: string;
+  /** The access control's usage (null without keys: the dashboard then counts calls itself). */
+  book: UsageBook | null;
+  /** Every API process's snapshot, when several serve the port; this process's alone otherwise. */
+  gather?: (now: number, since: number) => Promise<DashboardSnapshot[]>;
 }
 
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
@@ -109,6 +124,7 @@ export async function buildApp(
     gateFor?: (request: RequestInfo) => CallGate | null;
     /** The access policy's word on open WebSockets (src/transport/access/control.ts). */
     sockets?: SocketPolicy;
+    dashboard?: DashboardConfig;
   },
 ): Promise<App> {
   const spec = await readStoredSpec(deps.store);
@@ -233,6 +249,15 @@ export async function buildApp(
             });
         });
   const keyNameOf = (key: string | null) => (key === null ? null : (config.keys?.lookup(key)?.name ?? null));
+  // The operator dashboard: its source listens to every call through its own gate (below).
+  const dashboard = deps.dashboard
+    ? new DashboardSource({
+        book: deps.dashboard.book,
+        keys: config.keys,
+        pool: () => execution.stats(),
+        head,
+      })
+    : null;
   const server = new RpcServer({
     host: config.host,
     port: config.port,
@@ -245,6 +270,15 @@ export async function buildApp(
     },
     ...(deps.sockets ? { sockets: deps.sockets } : {}),
     pages: apiPages,
+    ...(dashboard && deps.dashboard
+      ? {
+          routes: dashboardRoutes({
+            token: deps.dashboard.token,
+            source: dashboard,
+            ...(deps.dashboard.gather ? { gather: deps.dashboard.gather } : {}),
+          }),
+        }
+      : {}),
     observer: metrics,
     // The per-body gate: the observers (metrics, the request's log line), then the access policy
     // (keys, credits, allow-lists), which may refuse the body; src/transport/gate.ts.
@@ -261,7 +295,7 @@ export async function buildApp(
       const answer = await envelope.handle(
         body,
         connection,
-        combineGates(metrics.gate(), line?.gate(), deps.gateFor?.(request)),
+        combineGates(metrics.gate(), line?.gate(), dashboard?.gateFor(request.key), deps.gateFor?.(request)),
       );
       line?.done(answer.httpStatus);
       return answer;
@@ -290,11 +324,13 @@ export async function buildApp(
         metricsServer.closeAllConnections();
         await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       }
+      dashboard?.close();
       await execution.close();
     },
     services,
     execution,
     metrics,
+    dashboard,
   };
 }
 

@@ -46,6 +46,7 @@ import { IpcCounters } from './transport/access/ipcCounters.ts';
 import { LeasingLedger } from './transport/access/ledger.ts';
 import { connectRedis, RedisCounters } from './transport/access/redisCounters.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
+import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
 import { DEFAULT_UPSTREAM_LIMITS, redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
 
@@ -135,6 +136,7 @@ interface StartOptions {
   metricsHost: string;
   readyMaxHeadAge?: string;
   shutdownTimeout?: string;
+  operatorToken?: string;
 }
 
 /** How long a stop lets the requests being answered finish (`--shutdown-timeout`, seconds). */
@@ -277,6 +279,7 @@ function startConfig(o: StartOptions) {
 async function startCommand(o: StartOptions): Promise<void> {
   const plan = startConfig(o);
   const { app: config, blockTime, upstream, follow, logLevel, shutdownMs } = plan;
+  const operatorToken = operatorTokenOf(o.operatorToken ?? process.env.ETHTRACE_OPERATOR_TOKEN);
   if (upstream || follow) {
     refuseDevFlags({ chainId: o.chainId, hardfork: o.hardfork, mnemonic: o.mnemonic }, 'an upstream chain');
     if (blockTime !== undefined)
@@ -405,13 +408,37 @@ async function startCommand(o: StartOptions): Promise<void> {
           ...(source ? { upstream: source } : {}),
           ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
           ...(role === 'api' ? { cluster: clusterFigures(metrics) } : {}),
+          // The operator dashboard, only with a token (src/transport/dashboard/); with
+          // --processes, it shows what every API process saw.
+          ...(operatorToken
+            ? {
+                dashboard: {
+                  token: operatorToken,
+                  book: policy?.book ?? null,
+                  ...(role === 'api'
+                    ? {
+                        gather: async (now: number, since: number) =>
+                          (await gatherFromAll('dashboard', { now, since })) as DashboardSnapshot[],
+                      }
+                    : {}),
+                },
+              }
+            : {}),
         },
       );
       await app.warm();
       listening = await app.listen().catch((e: unknown) => {
         throw listenError(e, config.host, config.port);
       });
-      if (role === 'api') announceListening(listening);
+      if (role === 'api') {
+        const part = app.dashboard;
+        if (part)
+          provide('dashboard', (arg) => {
+            const { now, since } = arg as { now: number; since: number };
+            return part.snapshot(now, since);
+          });
+        announceListening(listening);
+      }
     }
     if (role !== 'api') {
       let shownKey = given[0];
@@ -485,6 +512,19 @@ async function refuseDevChain(datadir: string): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+/** Shorter tokens could be guessed by anyone who can reach the port. */
+const MIN_OPERATOR_TOKEN_CHARS = 16;
+
+/** The operator token of `--operator-token` or the environment, checked; undefined: no dashboard. */
+function operatorTokenOf(token: string | undefined): string | undefined {
+  if (token === undefined || token === '') return undefined;
+  if (token.length < MIN_OPERATOR_TOKEN_CHARS || /\s/.test(token))
+    throw new UserError(
+      `--operator-token must be at least ${MIN_OPERATOR_TOKEN_CHARS} characters without spaces (e.g. from openssl rand -hex 16)`,
+    );
+  return token;
 }
 
 /** Fails with one line when `host:port` cannot be listened on; port 0 (any free port) always can. */
@@ -777,6 +817,10 @@ function program(): Command {
       .option(
         '--redis <url>',
         'keep the limits of keys in this Redis (redis://host:port/db), shared by every process and host using it',
+      )
+      .option(
+        '--operator-token <token>',
+        'serve the operator dashboard at /dashboard to whoever gives this token (also $ETHTRACE_OPERATOR_TOKEN)',
       )
       .action((opts: StartOptions) => startCommand(opts)),
     'start',

@@ -70,7 +70,7 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
   const gathers = new Map<number, { parts: unknown[]; waiting: Set<Worker>; done: () => void }>();
 
   /** Asks every API process for its part of `what`, and answers the one that asked with all of them. */
-  const gather = (asker: Worker, what: string, askerId: number): void => {
+  const gather = (asker: Worker, what: string, arg: unknown, askerId: number): void => {
     const id = ++nextGather;
     const workers = [...started.keys()].filter((w) => w.isConnected());
     const entry = {
@@ -84,7 +84,7 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
     };
     const timer = setTimeout(entry.done, GATHER_TIMEOUT_MS);
     gathers.set(id, entry);
-    for (const w of workers) w.send({ kind: COLLECT, id, what });
+    for (const w of workers) w.send({ kind: COLLECT, id, what, arg });
     if (workers.length === 0) entry.done();
   };
 
@@ -97,9 +97,15 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
         if (worker.isConnected()) worker.send(answer);
         return;
       }
-      const m = message as { kind?: unknown; id?: unknown; what?: unknown; part?: unknown } | null;
+      const m = message as {
+        kind?: unknown;
+        id?: unknown;
+        what?: unknown;
+        arg?: unknown;
+        part?: unknown;
+      } | null;
       if (m?.kind === GATHER && typeof m.id === 'number' && typeof m.what === 'string') {
-        gather(worker, m.what, m.id);
+        gather(worker, m.what, m.arg, m.id);
         return;
       }
       if (m?.kind === COLLECTED && typeof m.id === 'number') {
@@ -195,20 +201,20 @@ export function apiProcessStop(): Promise<void> {
  * What an API process gives when the primary gathers `what` from all of them (src/app.ts registers
  * its metrics and the dashboard's data).
  */
-const providers = new Map<string, () => Promise<unknown>>();
+const providers = new Map<string, (arg: unknown) => Promise<unknown>>();
 let collecting = false;
 
-export function provide(what: string, part: () => Promise<unknown>): void {
+export function provide(what: string, part: (arg: unknown) => Promise<unknown>): void {
   providers.set(what, part);
   if (collecting || !cluster.isWorker) return;
   collecting = true;
   process.on('message', (message: unknown) => {
-    const m = message as { kind?: unknown; id?: unknown; what?: unknown } | null;
+    const m = message as { kind?: unknown; id?: unknown; what?: unknown; arg?: unknown } | null;
     if (m?.kind !== COLLECT || typeof m.id !== 'number' || typeof m.what !== 'string') return;
     const id = m.id;
     const provider = providers.get(m.what);
     if (!provider) return;
-    provider().then(
+    provider(m.arg).then(
       (part) => process.send?.({ kind: COLLECTED, id, part }),
       () => process.send?.({ kind: COLLECTED, id, part: null }),
     );
@@ -219,8 +225,8 @@ let nextAsk = 0;
 const asked = new Map<number, (parts: unknown[]) => void>();
 let hearing = false;
 
-/** Every API process's part of `what` (this one's included), through the primary. */
-export function gatherFromAll(what: string): Promise<unknown[]> {
+/** Every API process's part of `what` (this one's included; `arg` is given to each), through the primary. */
+export function gatherFromAll(what: string, arg: unknown = null): Promise<unknown[]> {
   if (!cluster.isWorker || !process.send) throw new Error('gatherFromAll: not an API process of --processes');
   if (!hearing) {
     hearing = true;
@@ -234,7 +240,7 @@ export function gatherFromAll(what: string): Promise<unknown[]> {
   const id = ++nextAsk;
   return new Promise((resolve) => {
     asked.set(id, resolve);
-    process.send?.({ kind: GATHER, id, what });
+    process.send?.({ kind: GATHER, id, what, arg });
   });
 }
 

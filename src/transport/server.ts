@@ -57,6 +57,11 @@ export interface TransportOptions {
   pages?: Record<string, () => Promise<Page>>;
   /** Hears connections and limit refusals (the metrics, src/observe/metrics.ts). */
   observer?: TransportObserver;
+  /**
+   * Routes other than JSON-RPC, asked first (the operator dashboard, src/transport/dashboard/http.ts):
+   * true when it has taken the request.
+   */
+  routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 export interface Page {
@@ -291,6 +296,8 @@ export class RpcServer {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Before the JSON-RPC routes and their open CORS: the dashboard is for its operator's browser only.
+    if (this.opts.routes?.(req, res)) return;
     // Browsers call Infura directly from dapps, so cross-origin requests are allowed as Infura does.
     res.setHeader('access-control-allow-origin', '*');
     // A stopping server answers what it was sent and then closes the connection.
