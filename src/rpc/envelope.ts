@@ -72,8 +72,11 @@ export interface Refusal {
 export interface CallGate {
   /** Before anything runs, with the body's well-formed calls in order; a refusal answers the body. */
   admit?(calls: readonly CallInfo[]): Refusal | null | Promise<Refusal | null>;
-  /** Once per answered call (notifications included): null for a result, else the error's code. */
-  answered?(call: CallInfo, code: number | null, ms: number): void;
+  /**
+   * Once per answered call (notifications included): null for a result, else the error's code.
+   * `refused`: another gate refused the body (src/transport/gate.ts), so the call never ran.
+   */
+  answered?(call: CallInfo, code: number | null, ms: number, refused?: boolean): void;
   /** An abuse limit (src/config/limits.ts) refused the body or one of its calls; once per refusal. */
   limited?(limit: LimitName): void;
 }

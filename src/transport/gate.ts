@@ -15,7 +15,7 @@ export function combineGates(...gates: ReadonlyArray<CallGate | null | undefined
       const refused = (gate: CallGate, refusal: Refusal): Refusal => {
         for (const other of present) {
           if (other === gate) continue;
-          for (const call of calls) other.answered?.(call, refusal.error.code, 0);
+          for (const call of calls) other.answered?.(call, refusal.error.code, 0, true);
         }
         return refusal;
       };
@@ -33,8 +33,8 @@ export function combineGates(...gates: ReadonlyArray<CallGate | null | undefined
       };
       return from(0);
     },
-    answered(call, code, ms) {
-      for (const gate of present) gate.answered?.(call, code, ms);
+    answered(call, code, ms, refused) {
+      for (const gate of present) gate.answered?.(call, code, ms, refused);
     },
     limited(limit) {
       for (const gate of present) gate.limited?.(limit);

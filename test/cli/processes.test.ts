@@ -19,6 +19,7 @@ const REDIS_URL = 'redis://127.0.0.1:6379/0';
 const CREDITS_PER_SECOND = 400;
 /** eth_call's credits (src/transport/access/credits.ts): five fit in one second's burst of 400. */
 const CALL_CREDITS = 80;
+const TOKEN = 'operator-token-of-the-processes-test';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -96,7 +97,7 @@ async function createKey(datadir: string, name: string): Promise<string> {
  * fits the one bucket of the key (its burst plus its rate over the burst's duration), and the rest
  * was refused with 429.
  */
-async function assertOneBucket(url: string): Promise<void> {
+async function assertOneBucket(url: string): Promise<{ admitted: number; refused: number }> {
   const started = performance.now();
   const statuses = await ethCalls(url, 24);
   const seconds = (performance.now() - started) / 1000;
@@ -113,6 +114,13 @@ async function assertOneBucket(url: string): Promise<void> {
     `${admitted} calls admitted in ${seconds.toFixed(2)} s; one bucket admits at most ${bound}`,
   );
   assert.ok(statuses.includes(429), 'the calls past the bucket are refused');
+  return { admitted, refused: statuses.length - admitted };
+}
+
+/** A sample's value in Prometheus text, 0 when the series is absent. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
 describe('ethtrace start --processes', () => {
@@ -126,6 +134,8 @@ describe('ethtrace start --processes', () => {
     key = await createKey(dir.path, 'shared');
     // A key of no settings as well (the URL printed), for calls the limits should not refuse.
     server = await serveCli([
+      '--operator-token',
+      TOKEN,
       '--datadir',
       dir.path,
       '--processes',
@@ -148,7 +158,23 @@ describe('ethtrace start --processes', () => {
   it('holds the limits of a key across the processes, and both processes serve it', async () => {
     assert.ok(server);
     const url = server.url.replace(/\/v3\/.*$/, `/v3/${key}`);
-    await assertOneBucket(url);
+    const { admitted, refused } = await assertOneBucket(url);
+    // Whichever process answers /metrics or the dashboard shows the figures of both.
+    const base = server.url.replace(/\/v3\/.*$/, '');
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${base}/metrics`, { headers: { connection: 'close' } });
+      const text = await res.text();
+      assert.equal(sample(text, 'ethtrace_key_refusals_total{key="shared",kind="rate"}'), refused);
+      assert.equal(sample(text, 'ethtrace_key_credits_total{key="shared"}'), admitted * CALL_CREDITS);
+      const view = (await (
+        await fetch(`${base}/dashboard/data?range=15m`, {
+          headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' },
+        })
+      ).json()) as { keys: Array<{ name: string; requests: number; credits: number }> };
+      const shared = view.keys.find((k) => k.name === 'shared');
+      assert.equal(shared?.requests, 24);
+      assert.equal(shared?.credits, admitted * CALL_CREDITS);
+    }
     // Usage is recorded by each process that served (a file per process): both did.
     await sleep(USAGE_FLUSH_MS + 1_000);
     const writers = new Set(

@@ -87,7 +87,12 @@ export class DashboardSource {
     let track = this.keyTracks.get(key);
     if (track === undefined) {
       const made: KeyTrack = { second: 0, credits: 0, peaks: new Map(), gate: {} };
-      made.gate = { answered: (call, code, ms) => this.answered(made, call.method, code, ms) };
+      // A call the access policy refused spent nothing and ran not at all: the usage book counts it.
+      made.gate = {
+        answered: (call, code, ms, refused) => {
+          if (!refused) this.answered(made, call.method, code, ms);
+        },
+      };
       this.keyTracks.set(key, made);
       track = made;
     }
