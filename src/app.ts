@@ -56,6 +56,11 @@ export interface AppConfig {
    */
   metricsPort?: number | null;
   metricsHost?: string;
+  /**
+   * false (`--no-metrics`): no metrics are kept and `/metrics` is not served; for operators who
+   * scrape nothing, and for measuring what the metrics cost (bench/mixed.ts).
+   */
+  metrics?: boolean;
   /** `/ready` fails when the head is older than this (null: no bound, see observe/ready.ts). */
   readyMaxHeadAgeSeconds?: number | null;
 }
@@ -231,7 +236,8 @@ export async function buildApp(
     body: await (deps.cluster ? deps.cluster.metricsText() : metrics.text()),
   });
   const metricsPort = config.metricsPort ?? null;
-  const apiPages = metricsPort === null ? { ...pages, '/metrics': metricsPage } : pages;
+  const metricsOn = config.metrics !== false;
+  const apiPages = metricsPort === null && metricsOn ? { ...pages, '/metrics': metricsPage } : pages;
   const metricsServer =
     metricsPort === null
       ? null
@@ -279,7 +285,7 @@ export async function buildApp(
           }),
         }
       : {}),
-    observer: metrics,
+    ...(metricsOn ? { observer: metrics } : {}),
     // The per-body gate: the observers (metrics, the request's log line), then the access policy
     // (keys, credits, allow-lists), which may refuse the body; src/transport/gate.ts.
     handle: async (body, connection, request, requestId) => {
@@ -295,7 +301,12 @@ export async function buildApp(
       const answer = await envelope.handle(
         body,
         connection,
-        combineGates(metrics.gate(), line?.gate(), dashboard?.gateFor(request.key), deps.gateFor?.(request)),
+        combineGates(
+          metricsOn ? metrics.gate() : null,
+          line?.gate(),
+          dashboard?.gateFor(request.key),
+          deps.gateFor?.(request),
+        ),
       );
       line?.done(answer.httpStatus);
       return answer;

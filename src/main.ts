@@ -134,6 +134,7 @@ interface StartOptions {
   logLevel: string;
   metricsPort?: string;
   metricsHost: string;
+  metrics: boolean;
   readyMaxHeadAge?: string;
   shutdownTimeout?: string;
   operatorToken?: string;
@@ -222,6 +223,8 @@ function startConfig(o: StartOptions) {
           pollMs: count('upstream-poll-ms', o.upstreamPollMs, DEFAULT_UPSTREAM_POLL_MS),
           genesis: o.genesis === undefined ? null : readChainSpec(o.genesis),
         };
+  if (!o.metrics && o.metricsPort !== undefined)
+    throw new UserError('--metrics-port serves the metrics, which --no-metrics turns off: give one of them');
   if (o.follow && upstream === null)
     throw new UserError('--follow needs --upstream URL, the node whose chain to follow');
   if (upstream === null && o.genesis !== undefined)
@@ -264,6 +267,7 @@ function startConfig(o: StartOptions) {
       limits,
       metricsPort,
       metricsHost: o.metricsHost,
+      metrics: o.metrics,
       readyMaxHeadAgeSeconds: headAgeBound,
     },
     logLevel: o.logLevel as LogLevel,
@@ -755,6 +759,7 @@ function program(): Command {
       .option('--max-batch <n>', 'requests in one batch (default 1000)')
       .option('--header-timeout-ms <ms>', "time to send a request's headers (default 10000)")
       .option('--body-timeout-ms <ms>', "time to send a request's body (default 30000)")
+      .option('--no-metrics', 'keep no metrics and serve no /metrics')
       .option('--log-level <level>', `${LOG_LEVELS.join(', ')}: one JSON line per request at info`, 'info')
       .option(
         '--metrics-port <port>',

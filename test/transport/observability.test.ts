@@ -250,3 +250,32 @@ describe('--metrics-port', () => {
     }
   });
 });
+
+describe('--no-metrics', () => {
+  it('keeps no metrics and serves no /metrics; the service answers as before', async () => {
+    const chain = await importConformanceChain();
+    const store = await openLmdbStore(chain.datadir, { readOnly: true });
+    const app = await buildApp(
+      { ...DEFAULT_CONFIG, port: 0, keys: null, metrics: false },
+      { store, datadir: chain.datadir, log: () => {} },
+    );
+    try {
+      const listening = await app.listen();
+      const answer = await post(`${listening.httpUrl}/`, req('eth_chainId'));
+      assert.match(answer.text, /"result":"0x/);
+      const metrics = await fetch(`${listening.httpUrl}/metrics`);
+      await metrics.arrayBuffer();
+      assert.notEqual(metrics.status, 200);
+      // Nothing was counted, though the call was answered.
+      assert.equal(
+        sample(await app.metrics.text(), 'ethtrace_rpc_successful_calls_total{method="eth_chainId"}'),
+        0,
+      );
+      assert.equal((await fetch(`${listening.httpUrl}/health`)).status, 200);
+    } finally {
+      await app.close();
+      await store.close();
+      chain.cleanup();
+    }
+  });
+});
