@@ -5,7 +5,9 @@
 //     (high enough never to refuse) and every limit on. Per method: requests/s, p50, p99; errors
 //     (any failed or wrong-length answer fails the run); server RSS at the start and the end.
 //  2. The same load with keys and limits off (--no-auth) and metrics off (--no-metrics): the cost
-//     of keys, limits and metrics is the throughput difference (goal: within 5%).
+//     of keys, limits and metrics is the throughput difference (goal: within 5%). Both run with
+//     --log-level warn; a third run, keys + limits + metrics + one log line per request (info, the
+//     default), shows what the request log costs on top.
 //  3. eth_chainId at 16 connections with one API process and with --processes 2 (goal: ≥ 15,000
 //     requests/s on this machine's 2 cores).
 //  4. Server CPU time per answer (from /proc, the server's whole process tree) for ethtrace and for
@@ -175,28 +177,35 @@ async function main(): Promise<void> {
     const key = made.stdout.split('\n')[0]?.trim() ?? '';
 
     log('keys, limits and metrics on');
-    const on = await startServer(datadir, [], key);
+    const on = await startServer(datadir, ['--log-level', 'warn'], key);
     const groups = await groupsOf(on.url, number);
     const withLimits = await mixed(on, groups, MIXED_SECONDS);
     await on.child.stop();
     log('keys, limits and metrics off');
-    const off = await startServer(datadir, ['--no-metrics'], null);
+    const off = await startServer(datadir, ['--no-metrics', '--log-level', 'warn'], null);
     const withoutLimits = await mixed(off, groups, MIXED_SECONDS);
     await off.child.stop();
+    log('keys, limits, metrics and request logs on');
+    const logged = await startServer(datadir, [], key);
+    const withLogs = await mixed(logged, groups, MIXED_SECONDS);
+    await logged.child.stop();
 
     out.push(
       `1. mixed load, ${MIXED_SECONDS} s, 16 connections (${GROUP_CONNECTIONS} per method), keys + limits + metrics on`,
     );
-    out.push(`${pad('method', 34)}     req/s   p50 ms   p99 ms   off req/s   on/off`);
+    out.push(`${pad('method', 34)}     req/s   p50 ms   p99 ms   off req/s   on/off   +logs req/s`);
     let totalOn = 0;
     let totalOff = 0;
+    let totalLogged = 0;
     withLimits.results.forEach(({ group, result }, i) => {
       const offResult = withoutLimits.results[i]?.result;
       const offRps = offResult?.requestsPerSecond ?? Number.NaN;
+      const loggedRps = withLogs.results[i]?.result.requestsPerSecond ?? Number.NaN;
+      totalLogged += loggedRps;
       totalOn += result.requestsPerSecond;
       totalOff += offRps;
       out.push(
-        `${pad(group.name, 34)} ${num(result.requestsPerSecond)} ${num(result.latency.p50, 2).slice(1)} ${num(result.latency.p99, 2).slice(1)}   ${num(offRps)}   ${(result.requestsPerSecond / offRps).toFixed(3)}`,
+        `${pad(group.name, 34)} ${num(result.requestsPerSecond)} ${num(result.latency.p50, 2).slice(1)} ${num(result.latency.p99, 2).slice(1)}   ${num(offRps)}   ${(result.requestsPerSecond / offRps).toFixed(3)}   ${num(loggedRps)}`,
       );
     });
     const overhead = 1 - totalOn / totalOff;
@@ -205,16 +214,20 @@ async function main(): Promise<void> {
     );
     out.push(
       `2. cost of keys + limits + metrics: ${(overhead * 100).toFixed(1)}% of throughput (all methods) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
+      `   and of one JSON log line per request (--log-level info, the default) on top: ${((1 - totalLogged / totalOn) * 100).toFixed(1)}%; RSS ${withLogs.rssStart.toFixed(0)} → ${withLogs.rssEnd.toFixed(0)} MiB`,
     );
 
     log('eth_chainId, 1 and 2 processes');
-    const one = await startServer(datadir, [], key);
+    const one = await startServer(datadir, ['--log-level', 'warn'], key);
     const oneResult = await chainId(one);
     await one.child.stop();
-    const two = await startServer(datadir, ['--processes', '2'], key);
+    const two = await startServer(datadir, ['--processes', '2', '--log-level', 'warn'], key);
     const twoResult = await chainId(two);
     await two.child.stop();
-    out.push('', '3. eth_chainId, 16 connections, keys + limits + metrics on');
+    out.push(
+      '',
+      '3. eth_chainId, 16 connections, keys + limits + metrics on (request log off: --log-level warn)',
+    );
     for (const [name, r] of [
       ['1 process', oneResult],
       ['--processes 2', twoResult],
