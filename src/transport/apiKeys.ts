@@ -48,6 +48,9 @@ const LOCK_WAIT_MS = 5_000;
 /** A lock older than this was left by a process that died while holding it. */
 const LOCK_STALE_MS = 30_000;
 
+/** Digests a KeyRing remembers before it starts over (a few hundred KiB at most). */
+const MAX_REMEMBERED_DIGESTS = 4096;
+
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
@@ -231,6 +234,7 @@ export type KeyCheck = { ok: true; entry: KeyEntry } | { ok: false; problem: 'un
  * active keys of the datadir's keys file, which is re-read when it changes.
  */
 export class KeyRing {
+  private readonly digests = new Map<string, string>();
   private fileEntries = new Map<string, KeyEntry>();
   private readonly staticEntries = new Map<string, KeyEntry>();
   private fileStamp = '';
@@ -269,7 +273,21 @@ export class KeyRing {
 
   /** The entry of an accepted key, or null. */
   lookup(key: string): KeyEntry | null {
-    return this.byDigest(hashKey(key));
+    return this.byDigest(this.digestOf(key));
+  }
+
+  /**
+   * A key's SHA-256, remembered: every request names its key and a hash per request was a tenth of
+   * the cost of a cheap call. Bounded, since the keys asked for are the client's choice.
+   */
+  private digestOf(key: string): string {
+    let digest = this.digests.get(key);
+    if (digest === undefined) {
+      if (this.digests.size >= MAX_REMEMBERED_DIGESTS) this.digests.clear();
+      digest = hashKey(key);
+      this.digests.set(key, digest);
+    }
+    return digest;
   }
 
   /** The entry of an accepted key by its SHA-256 (a caller that keeps the digest hashes once). */

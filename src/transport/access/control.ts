@@ -1,7 +1,7 @@
 import type { CallGate, CallInfo, Refusal } from '../../rpc/envelope.ts';
 import { LIMIT_EXCEEDED } from '../../rpc/errors.ts';
 import { subscriptionEventOf } from '../../rpc/subscriptionEvents.ts';
-import { hashKey, type KeyEntry, type KeyRing } from '../apiKeys.ts';
+import type { KeyEntry, KeyRing } from '../apiKeys.ts';
 import type { RequestInfo, SocketPolicy } from '../server.ts';
 import { creditsOf, EVENT_CREDITS, PENDING_CHARGE_MS } from './credits.ts';
 import { type Decision, type Ledger, MemoryLedger } from './ledger.ts';
@@ -61,7 +61,6 @@ export class AccessControl implements SocketPolicy {
   private readonly usageLog: UsageLog | null;
   private readonly now: () => number;
   private readonly observer: KeyObserver | null;
-  private readonly digests = new WeakMap<RequestInfo, string>();
   private readonly charges = new WeakMap<RequestInfo, Map<string, SubscriptionCharge>>();
 
   constructor(options: AccessOptions) {
@@ -161,13 +160,7 @@ export class AccessControl implements SocketPolicy {
   }
 
   private entryOf(request: RequestInfo): KeyEntry | null {
-    if (request.key === null) return null;
-    let digest = this.digests.get(request);
-    if (digest === undefined) {
-      digest = hashKey(request.key);
-      this.digests.set(request, digest);
-    }
-    return this.keys.byDigest(digest);
+    return request.key === null ? null : this.keys.lookup(request.key);
   }
 
   private decided(
