@@ -71,6 +71,7 @@ export class Metrics {
       failed: Map<string, { inc(): void }>;
     }
   >();
+  private readonly creditsByKey = new Map<string, { inc(value: number): void }>();
   /** One gate for every body: it keeps nothing of its own. */
   private readonly callGate = {
     admit: (calls: readonly Call[]): null => {
@@ -224,7 +225,14 @@ export class Metrics {
 
   /** Credits a key spent (src/transport/access/control.ts), by its name. */
   keyCredits(name: string, credits: number): void {
-    if (credits > 0) this.credits.labels(name).inc(credits);
+    if (credits <= 0) return;
+    let series = this.creditsByKey.get(name);
+    if (series === undefined) {
+      // Key names come from the keys file, so the map is as bounded as the label set.
+      series = this.credits.labels(name);
+      this.creditsByKey.set(name, series);
+    }
+    series.inc(credits);
   }
 
   /** Calls a key's settings refused, by its name. */
