@@ -7,6 +7,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { creditsOf } from '../../src/transport/access/credits.ts';
 import { ROOT, runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
+import { type JsonAnswer, postJson } from '../support/http.ts';
 
 /**
  * The operator dashboard end to end: a real `ethtrace start` with keys, limits and an operator
@@ -25,25 +26,7 @@ const LOOP_CODE = '0x5b600056'; // JUMPDEST PUSH1 0 JUMP
 let nextId = 0;
 const req = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id: ++nextId, method, params });
 
-interface Answer {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
-  body: any;
-}
-
-async function post(url: string, body: unknown): Promise<Answer> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {}
-  return { status: res.status, body: parsed };
-}
+const post = postJson;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -60,7 +43,7 @@ class Sent {
   refused = 0;
 
   /** Counts one single-call answer of `method` sent with the key named `key`. */
-  count(key: string, method: string, answer: Answer): void {
+  count(key: string, method: string, answer: JsonAnswer): void {
     const k = this.keys.get(key) ?? { requests: 0, credits: 0, refused: 0 };
     this.keys.set(key, k);
     this.requests++;
@@ -82,7 +65,7 @@ class Sent {
     if (status !== 'ok') this.failures.set(status, (this.failures.get(status) ?? 0) + 1);
   }
 
-  async call(key: string, url: string, method: string, params: unknown[] = []): Promise<Answer> {
+  async call(key: string, url: string, method: string, params: unknown[] = []): Promise<JsonAnswer> {
     const answer = await post(url, req(method, params));
     this.count(key, method, answer);
     return answer;

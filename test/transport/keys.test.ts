@@ -6,6 +6,7 @@ import { USAGE_FLUSH_MS } from '../../src/transport/access/usage.ts';
 import { KEY_RELOAD_MS } from '../../src/transport/apiKeys.ts';
 import { runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
+import { postJson } from '../support/http.ts';
 
 /**
  * Keys with settings, end to end: keys made and changed with the real `ethtrace keys` CLI while a
@@ -15,27 +16,7 @@ import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
 const A = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 const B = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
-  body: any;
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {}
-  return { status: res.status, headers: res.headers, text, body: parsed };
-}
+const post = postJson;
 
 let nextId = 0;
 const req = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id: ++nextId, method, params });

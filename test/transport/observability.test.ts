@@ -7,6 +7,7 @@ import { type Anvil, startAnvil } from '../support/anvil.ts';
 import { runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
+import { postJson } from '../support/http.ts';
 import { importConformanceChain } from '../support/server.ts';
 import { startUpstreamServer, type UpstreamServer } from '../support/upstream.ts';
 
@@ -15,20 +16,7 @@ import { startUpstreamServer, type UpstreamServer } from '../support/upstream.ts
  * process): what an operator scrapes and reads after real traffic.
  */
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
+const post = postJson;
 
 let nextId = 0;
 const req = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id: ++nextId, method, params });
