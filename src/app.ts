@@ -272,6 +272,7 @@ export async function buildApp(
       maxBodyBytes: limits.requests.maxBodyBytes,
       headerTimeoutMs: limits.requests.headerTimeoutMs,
       bodyTimeoutMs: limits.requests.bodyTimeoutMs,
+      maxHttpConnectionsPerIp: limits.requests.maxHttpConnectionsPerIp,
       webSocket: limits.webSocket,
     },
     ...(deps.sockets ? { sockets: deps.sockets } : {}),

@@ -129,6 +129,7 @@ interface StartOptions {
   maxBodyMb?: string;
   maxBatch?: string;
   wsMaxPerKey?: string;
+  httpMaxPerIp?: string;
   headerTimeoutMs?: string;
   bodyTimeoutMs?: string;
   logLevel: string;
@@ -176,6 +177,7 @@ function startConfig(o: StartOptions) {
       maxBatchSize: count('max-batch', o.maxBatch, d.requests.maxBatchSize),
       headerTimeoutMs: count('header-timeout-ms', o.headerTimeoutMs, d.requests.headerTimeoutMs),
       bodyTimeoutMs: count('body-timeout-ms', o.bodyTimeoutMs, d.requests.bodyTimeoutMs),
+      maxHttpConnectionsPerIp: count('http-max-per-ip', o.httpMaxPerIp, d.requests.maxHttpConnectionsPerIp),
     },
     webSocket: {
       maxConnectionsPerIp: count('ws-max-per-ip', o.wsMaxPerIp, d.webSocket.maxConnectionsPerIp),
@@ -755,6 +757,7 @@ function program(): Command {
       .option('--ws-max-subscriptions <n>', 'subscriptions on one WebSocket (default 1024)')
       .option('--ws-max-buffer-mb <mb>', 'unsent output before a WebSocket is dropped (default 16)')
       .option('--ws-max-per-key <n>', 'WebSockets open with one API key (default 256)')
+      .option('--http-max-per-ip <n>', 'HTTP connections open from one address, per process (default 256)')
       .option('--max-body-mb <mb>', 'largest request body (default 5)')
       .option('--max-batch <n>', 'requests in one batch (default 1000)')
       .option('--header-timeout-ms <ms>', "time to send a request's headers (default 10000)")

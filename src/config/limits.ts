@@ -111,6 +111,11 @@ export interface RequestLimits {
   headerTimeoutMs: number;
   /** Time a client has to send a body once its headers are in; past it 408 and the connection closed. */
   bodyTimeoutMs: number;
+  /**
+   * Open HTTP connections from one address (in one process); past it a new connection is answered
+   * 429 and closed. Idle keep-alive connections each hold a socket and a parser until their timeout.
+   */
+  maxHttpConnectionsPerIp: number;
 }
 
 export interface Limits {
@@ -164,6 +169,9 @@ export const DEFAULT_LIMITS: Limits = {
     // A full 5 MiB body in 30 s needs 1.4 Mbit/s; nginx allows 60 s between reads, which a body
     // trickled a byte at a time never exceeds, so the bound here is on the whole body.
     bodyTimeoutMs: 30_000,
+    // A browser opens 6 per host, an HTTP client's pool a few dozen; a reverse proxy in front makes
+    // every client one address, and its operator raises this.
+    maxHttpConnectionsPerIp: 256,
   },
   webSocket: {
     // A client that never reads grew the server by 70 MB per block. 16 MiB holds thousands of
@@ -219,6 +227,7 @@ export const LIMIT_NAMES = [
   'ws_subscriptions',
   'connections_per_ip',
   'connections_per_key',
+  'http_connections_per_ip',
   'header_timeout',
   'body_timeout',
 ] as const;
@@ -340,6 +349,13 @@ export const LIMIT_SETTINGS: Record<LimitName, LimitSetting> = {
     flag: '--ws-max-per-key',
     refusal: 'WebSocket upgrade refused with HTTP 429',
     reason: 'bounds what one leaked key can hold open from many addresses',
+  },
+  http_connections_per_ip: {
+    path: ['requests', 'maxHttpConnectionsPerIp'],
+    unit: 'count',
+    flag: '--http-max-per-ip',
+    refusal: 'a new connection answered HTTP 429 and closed',
+    reason: 'idle keep-alive connections hold a socket and a parser each for up to 65 s',
   },
   header_timeout: {
     path: ['requests', 'headerTimeoutMs'],

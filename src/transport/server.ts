@@ -14,6 +14,8 @@ export interface TransportLimits {
   /** Time to send a request's headers, and then its body (src/config/limits.ts RequestLimits). */
   headerTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** Open HTTP connections from one address (src/config/limits.ts RequestLimits). */
+  maxHttpConnectionsPerIp: number;
   webSocket: WebSocketLimits;
 }
 
@@ -133,6 +135,10 @@ export class RpcServer {
   private readonly wss: WebSocketServer;
   /** Open WebSockets by client address, for the per-address cap. */
   private readonly byAddress = new Map<string, Set<WebSocket>>();
+  /** Open HTTP connections by client address, for the per-address cap. */
+  private readonly httpByAddress = new Map<string, number>();
+  /** Connections refused at the door: anything their client sends is not served. */
+  private readonly refusedSockets = new WeakSet<Duplex>();
   /** Open WebSockets by the key that opened them, so revoking a key closes them. */
   private readonly byKey = new Map<string, Set<WebSocket>>();
   private keyCheck: NodeJS.Timeout | null = null;
@@ -165,6 +171,7 @@ export class RpcServer {
     );
     this.http.keepAliveTimeout = 65_000;
     this.http.on('connection', (socket: Socket) => {
+      if (!this.admitConnection(socket)) return;
       const observer = this.opts.observer;
       if (!observer) return;
       observer.connectionOpened('http');
@@ -295,7 +302,28 @@ export class RpcServer {
     return { ok: true, key: this.opts.keys === null ? null : key };
   }
 
+  /** Counts a new connection against its address's cap; past it, a 429 and the connection closed. */
+  private admitConnection(socket: Socket): boolean {
+    const address = addressOf(socket);
+    const open = this.httpByAddress.get(address) ?? 0;
+    const max = this.opts.limits.maxHttpConnectionsPerIp;
+    if (open >= max) {
+      this.refusedSockets.add(socket);
+      this.opts.observer?.limitRefused('http_connections_per_ip');
+      refuse(socket, 429, `too many connections from ${address} (at most ${max})\n`);
+      return false;
+    }
+    this.httpByAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (this.httpByAddress.get(address) ?? 1) - 1;
+      if (left <= 0) this.httpByAddress.delete(address);
+      else this.httpByAddress.set(address, left);
+    });
+    return true;
+  }
+
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.refusedSockets.has(req.socket)) return;
     // Before the JSON-RPC routes and their open CORS: the dashboard is for its operator's browser only.
     if (this.opts.routes?.(req, res)) return;
     // Browsers call Infura directly from dapps, so cross-origin requests are allowed as Infura does.
@@ -514,7 +542,11 @@ function countOpen(sockets: Set<WebSocket>): number {
 
 /** The peer's address, with IPv4-mapped IPv6 (`::ffff:1.2.3.4`) written as IPv4. */
 function clientAddress(req: IncomingMessage): string {
-  const address = req.socket.remoteAddress ?? 'unknown';
+  return addressOf(req.socket);
+}
+
+function addressOf(socket: Socket | Duplex): string {
+  const address = (socket as Socket).remoteAddress ?? 'unknown';
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 

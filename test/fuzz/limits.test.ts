@@ -31,6 +31,7 @@ const LOW: LimitOverrides = {
     maxResponseBytes: 4000,
     headerTimeoutMs: 400,
     bodyTimeoutMs: 400,
+    maxHttpConnectionsPerIp: 24,
   },
   pool: { workers: 1, maxQueue: 1, deadlineMs: 2_000 },
   calls: { maxCalls: 2 },
@@ -410,6 +411,37 @@ describe('abuse limits, fuzzed past their bounds', () => {
       );
       assert.match(answer, /^HTTP\/1\.1 408 /);
       return 1;
+    }));
+
+  it('http_connections_per_ip: connections past them answered 429 and closed; the others still served', () =>
+    counts('http_connections_per_ip', async () => {
+      const port = Number(new URL(server.base).port);
+      const sockets: Socket[] = [];
+      /** What the server says on a new connection before it is asked anything: a refusal, or nothing. */
+      const said = () =>
+        new Promise<string>((resolve, reject) => {
+          const sock = connect(port, '127.0.0.1');
+          sockets.push(sock);
+          let got = '';
+          sock.on('data', (d) => {
+            got += d;
+          });
+          sock.once('error', reject);
+          sock.once('end', () => resolve(got));
+          // Well within the header timeout (400 ms here), which would close the admitted ones too.
+          sock.once('connect', () => setTimeout(() => resolve(got), 150));
+        });
+      // More at once than the cap allows (idle connections of earlier tests count as well).
+      const answers = await Promise.all(Array.from({ length: 30 }, said));
+      const refused = answers.filter((text) => text !== '');
+      assert.ok(refused.length >= 6, `${refused.length} refused`);
+      for (const text of refused) {
+        assert.match(text, /^HTTP\/1\.1 429 /);
+        assert.match(text, /too many connections from 127\.0\.0\.1 \(at most 24\)/);
+      }
+      for (const sock of sockets) sock.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return refused.length;
     }));
 
   it('covers every limit', () => {
