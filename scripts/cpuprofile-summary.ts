@@ -1,8 +1,9 @@
 // Summarises the .cpuprofile files Node writes with --cpu-prof (one per thread: the main thread's
 // name ends in `.0.NNN.cpuprofile`, each worker's in its thread id): busy time per thread, then over
 // the worker threads together the files and functions with the most self time.
-// Run: node --import tsx scripts/cpuprofile-summary.ts DIR [TOP]   (bench/mainnet.ts runs it itself
-// with BENCH_PROFILE=1)
+// Run: node --import tsx scripts/cpuprofile-summary.ts DIR [TOP] [all]   (`all`: the main thread's
+// functions counted too, for a profile of in-process work; bench/mainnet.ts runs it itself with
+// BENCH_PROFILE=1)
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +43,7 @@ function selfTimes(profile: Profile): Map<number, number> {
 const msOf = (us: number) => (us / 1000).toFixed(0).padStart(8);
 const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1).padStart(5)}%`;
 
-export function summariseProfiles(dir: string, top = 25): string {
+export function summariseProfiles(dir: string, top = 25, threads: 'workers' | 'all' = 'workers'): string {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   if (files.length === 0) return `no .cpuprofile files in ${dir}`;
   const out: string[] = [`CPU profiles in ${dir}:`];
@@ -56,7 +57,7 @@ export function summariseProfiles(dir: string, top = 25): string {
     const self = selfTimes(profile);
     // The thread id is the second number from the end of the file name (CPU.date.time.pid.tid.seq).
     const parts = file.split('.');
-    const isMain = parts[parts.length - 3] === '0';
+    const isMain = threads === 'workers' && parts[parts.length - 3] === '0';
     let busy = 0;
     let idle = 0;
     for (const [id, us] of self) {
@@ -94,8 +95,10 @@ export function summariseProfiles(dir: string, top = 25): string {
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const dir = process.argv[2];
   if (dir === undefined) {
-    console.error('usage: node --import tsx scripts/cpuprofile-summary.ts DIR [TOP]');
+    console.error('usage: node --import tsx scripts/cpuprofile-summary.ts DIR [TOP] [all]');
     process.exit(2);
   }
-  console.log(summariseProfiles(dir, Number(process.argv[3] ?? 25)));
+  console.log(
+    summariseProfiles(dir, Number(process.argv[3] ?? 25), process.argv[4] === 'all' ? 'all' : 'workers'),
+  );
 }
