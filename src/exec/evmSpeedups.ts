@@ -27,6 +27,17 @@ interface InterpreterLike {
 interface CommonLike {
   isActivatedEIP(eip: number): boolean;
 }
+/** Whether a fork charges gas per code chunk read (EIP-6800, EIP-7864), per Common. */
+const chunkCharging = new WeakMap<CommonLike, boolean>();
+function chargesCodeChunks(common: CommonLike): boolean {
+  let charges = chunkCharging.get(common);
+  if (charges === undefined) {
+    charges = common.isActivatedEIP(6800) || common.isActivatedEIP(7864);
+    chunkCharging.set(common, charges);
+  }
+  return charges;
+}
+
 interface StepEntry {
   opcodeInfo: { feeBigInt: bigint; dynamicGas: boolean; isAsync: boolean; isInvalid: boolean };
   opHandler: (runState: unknown, common: unknown) => unknown;
@@ -64,8 +75,8 @@ export function patchInterpreter(): Promise<void> {
     const url = new URL('interpreter.js', import.meta.resolve('@ethereumjs/evm')).href;
     const { Interpreter } = (await import(url)) as { Interpreter?: { prototype: InterpreterPrototype } };
     const proto = Interpreter?.prototype;
-    if (typeof proto?._getValidJumpDestinations !== 'function') {
-      throw new Error(`@ethereumjs/evm changed: ${url} has no Interpreter._getValidJumpDestinations`);
+    if (typeof proto?._getValidJumpDestinations !== 'function' || typeof proto.runStep !== 'function') {
+      throw new Error(`@ethereumjs/evm changed: ${url} has no Interpreter._getValidJumpDestinations/runStep`);
     }
     const analyse = proto._getValidJumpDestinations;
     const byTable = new WeakMap<object, TableCache>();
@@ -86,6 +97,40 @@ export function patchInterpreter(): Promise<void> {
         cache.byCode.set(code, analysis);
       }
       return analysis;
+    };
+
+    // The interpreter awaits runStep for every opcode, and runStep is an async function: each op
+    // makes and settles a promise even when nothing in it waits (PUSH, DUP, ADD, JUMP: most ops).
+    // For an op with a fixed gas cost and a synchronous handler, and nothing that observes steps
+    // (no `step` listener, no debug logging or profiler), this does what runStep does for it
+    // (charge the fixed gas, which throws when it runs out, advance the program counter, run the
+    // handler, commit the access witness) without the promise. Every other op, and any op with an
+    // EIP-7928 call outcome pending, goes to ethereumjs's runStep unchanged.
+    const runStep = proto.runStep;
+    proto.runStep = function (this: InterpreterLike, opEntry?: StepEntry): Promise<void> | undefined {
+      const info = opEntry?.opcodeInfo;
+      const evm = this._evm;
+      const runState = this._runState;
+      if (
+        opEntry === undefined ||
+        info === undefined ||
+        info.dynamicGas ||
+        info.isAsync ||
+        info.isInvalid ||
+        evm.DEBUG ||
+        this.profilerOpts?.enabled === true ||
+        runState.eip7928PostTargetCallOog !== undefined ||
+        (runState.env.chargeCodeAccesses === true && chargesCodeChunks(this.common)) ||
+        evm.events.listenerCount('step') > 0
+      ) {
+        return runStep.call(this, opEntry);
+      }
+      this.useGas(info.feeBigInt, info);
+      runState.programCounter++;
+      const handler = opEntry.opHandler;
+      handler(runState, this.common);
+      runState.env.accessWitness?.commit();
+      return undefined;
     };
   })();
   return interpreterPatched;
