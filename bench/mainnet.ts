@@ -17,28 +17,18 @@
 //      BENCH_TXS (per block, default 200), BENCH_ONLY (comma-separated case names to measure),
 //      BENCH_PROFILE=1 (CPU profiles of the server's threads, summarised at the end; see
 //      scripts/cpuprofile-summary.ts).
-import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { summariseProfiles } from '../scripts/cpuprofile-summary.ts';
-import { asCall, normaliseAnvilEntry, type TraceEntry } from '../test/support/anvilTraces.ts';
+import { asCall } from '../test/support/anvilTraces.ts';
 import { tempDir } from '../test/support/cli.ts';
 import { importFromAnvil } from '../test/support/exportChain.ts';
+import { compareWithAnvil } from '../test/support/mainnetDiff.ts';
 import { buildBigBlock } from '../test/support/workload.ts';
 import type { LoadResult } from './lib/load.ts';
 import { buildMainnetChain } from './lib/mainnetBlocks.ts';
 import { childPid, ROOT, startEthtrace } from './lib/process.ts';
-import {
-  load,
-  machineLine,
-  measure,
-  ms,
-  post,
-  progressLog,
-  rpcBody,
-  SECONDS,
-  WARMUP_SECONDS,
-} from './lib/rpc.ts';
+import { load, machineLine, measure, ms, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';
 
 const log = progressLog();
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 2);
@@ -111,100 +101,6 @@ function cases(block: bigint, calls: unknown[], env: Record<string, unknown>): C
       coalesced: false,
     },
   ];
-}
-
-/**
- * Our answers against anvil's before anything is timed: trace entries (with the documented anvil
- * deviations of test/support/anvilTraces.ts normalised), the callMany traces against anvil's replay,
- * and callTracer frames exactly. stateDiff is compared too, but only counted: anvil's documented
- * stateDiff deviations (docs/tracing.md, rules S1/S2 of test/diff/traceReplay.test.ts) do show here.
- */
-async function verify(ourUrl: string, anvilUrl: string, c: Case[], label: string): Promise<string> {
-  const get = async (url: string, body: string) => JSON.parse(await post(url, body)).result as unknown[];
-  const [replay, stateDiff, callMany, callTracer] = c as [Case, Case, Case, Case];
-  const theirs = (await get(anvilUrl, replay.anvil)) as Array<{ trace: TraceEntry[] }>;
-  const oursReplay = (await get(ourUrl, replay.ours)) as Array<{ trace: TraceEntry[] }>;
-  const oursCallMany = (await get(ourUrl, callMany.ours)) as Array<{ trace: TraceEntry[] }>;
-  assert.equal(oursReplay.length, theirs.length, `${label}: replay length`);
-  assert.equal(oursCallMany.length, theirs.length, `${label}: callMany length`);
-  const problems: string[] = [];
-  for (const [i, tx] of theirs.entries()) {
-    const normalised = (ours: TraceEntry[]) => tx.trace.map((e, j) => normaliseAnvilEntry(e, ours[j]));
-    for (const [what, ours] of [
-      ['replay', oursReplay[i]?.trace ?? []],
-      ['callMany', oursCallMany[i]?.trace ?? []],
-    ] as const) {
-      try {
-        assert.deepEqual(ours, normalised(ours));
-      } catch {
-        problems.push(
-          `${what} tx ${i}:\n  ours:  ${JSON.stringify(ours)}\n  anvil: ${JSON.stringify(tx.trace)}`,
-        );
-      }
-    }
-  }
-  const ourFrames = await get(ourUrl, callTracer.ours);
-  const anvilFrames = await get(anvilUrl, callTracer.anvil);
-  let cumulative = 0n;
-  let sentryDifferences = 0;
-  for (const [i, entry] of (anvilFrames as Array<{ result?: Record<string, unknown> }>).entries()) {
-    const ours = ourFrames[i] as { result?: { gas?: unknown; gasUsed?: string } } | undefined;
-    cumulative += BigInt(ours?.result?.gasUsed ?? 0);
-    // anvil gives the top frame the gas left after intrinsic gas, geth (and we) the transaction's
-    // (docs/tracing.md, as test/rpc/debugTrace.test.ts normalises it). In a block trace anvil's top
-    // gasUsed is the block's cumulative gas up to the transaction; geth's is the transaction's own.
-    const gasUsed =
-      entry.result && BigInt(String(entry.result.gasUsed)) === cumulative
-        ? ours?.result?.gasUsed
-        : entry.result?.gasUsed;
-    const frame = entry.result
-      ? { ...entry, result: { ...entry.result, gas: ours?.result?.gas, gasUsed } }
-      : entry;
-    // geth wraps the SSTORE sentry failure (EIP-2200: 2300 gas or less left) as "out of gas: not
-    // enough gas for reentrancy sentry", as anvil does; ethereumjs throws a plain out of gas and so
-    // we print that. Known, counted, and left to a fix of its own.
-    const sentry = 'out of gas: not enough gas for reentrancy sentry';
-    if (frame.result?.error === sentry && (ours?.result as { error?: string })?.error === 'out of gas') {
-      sentryDifferences++;
-      frame.result.error = 'out of gas';
-    }
-    try {
-      assert.deepEqual(ours, frame);
-    } catch {
-      problems.push(`callTracer tx ${i}: ${firstDifference(ourFrames[i], frame)}`);
-    }
-  }
-  if (problems.length > 0) {
-    throw new Error(
-      `${label}: ${problems.length} answers differ from anvil's:\n${problems.slice(0, 5).join('\n')}`,
-    );
-  }
-  const ourDiffs = (await get(ourUrl, stateDiff.ours)) as Array<{ stateDiff: unknown }>;
-  const anvilDiffs = (await get(anvilUrl, stateDiff.anvil)) as Array<{ stateDiff: unknown }>;
-  let sameDiffs = 0;
-  for (const [i, d] of anvilDiffs.entries()) {
-    try {
-      assert.deepEqual(ourDiffs[i]?.stateDiff, d.stateDiff);
-      sameDiffs++;
-    } catch {
-      // Counted below.
-    }
-  }
-  return `${label}: ${theirs.length} trace replays, callMany traces and callTracer frames equal anvil's (${sentryDifferences} with the known SSTORE-sentry error text); stateDiff equal for ${sameDiffs}/${anvilDiffs.length} (rest: documented anvil deviations)`;
-}
-
-/** Where two JSON values first differ, as a path and both values: enough to start looking. */
-function firstDifference(ours: unknown, theirs: unknown, path = ''): string {
-  if (typeof ours === 'object' && ours !== null && typeof theirs === 'object' && theirs !== null) {
-    const keys = new Set([...Object.keys(ours), ...Object.keys(theirs)]);
-    for (const key of keys) {
-      const a = (ours as Record<string, unknown>)[key];
-      const b = (theirs as Record<string, unknown>)[key];
-      if (JSON.stringify(a) !== JSON.stringify(b)) return firstDifference(a, b, `${path}.${key}`);
-    }
-    return `${path}: same keys and values, different order`;
-  }
-  return `${path}: ours ${JSON.stringify(ours)?.slice(0, 300)}, anvil ${JSON.stringify(theirs)?.slice(0, 300)}`;
 }
 
 /**
@@ -317,7 +213,13 @@ async function main(): Promise<void> {
       // sends it: the pair's reserves record block.timestamp, so the parent's would show in outputs.
       const env = { number: full.number, time: full.timestamp, prevRandao: full.mixHash };
       const c = cases(block.number, calls, env);
-      log(await verify(server.url, anvil.url, c, block.label));
+      const check = await compareWithAnvil(server.url, anvil.url, block.number);
+      if (check.problems.length > 0) {
+        throw new Error(
+          `${block.label}: ${check.problems.length} answers differ from anvil's:\n${check.problems.slice(0, 5).join('\n')}`,
+        );
+      }
+      log(`${block.label}: ${check.summary}`);
       perBlock.push({ block, cases: c.filter((x) => ONLY === null || ONLY.includes(x.name)) });
     }
 
