@@ -29,12 +29,18 @@ interface CommonLike {
 }
 /** Whether a fork charges gas per code chunk read (EIP-6800, EIP-7864), per Common. */
 const chunkCharging = new WeakMap<CommonLike, boolean>();
+// Asked once per opcode: the last answer saves the WeakMap lookup (a thread runs one fork at a time).
+let lastCommon: CommonLike | null = null;
+let lastCharges = false;
 function chargesCodeChunks(common: CommonLike): boolean {
+  if (common === lastCommon) return lastCharges;
   let charges = chunkCharging.get(common);
   if (charges === undefined) {
     charges = common.isActivatedEIP(6800) || common.isActivatedEIP(7864);
     chunkCharging.set(common, charges);
   }
+  lastCommon = common;
+  lastCharges = charges;
   return charges;
 }
 
