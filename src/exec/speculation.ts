@@ -80,7 +80,7 @@ export async function speculate(
   stats: SpeculationStats,
 ): Promise<Uint8Array[] | null> {
   stats.speculated++;
-  const board = ConflictBoard.create();
+  const board = ConflictBoard.create(parts.length);
   const runs = await Promise.all(
     parts.map(async (indices, part) => ({ indices, ...(await runPart(indices, { board, part })) })),
   );
@@ -149,24 +149,29 @@ export class ConflictBoard {
   private static readonly MAX_PROBES = 64;
   /** Parts a board tells apart (the low bits of a tag). */
   static readonly MAX_PARTS = 15;
+  /** Cells before the entries: the lost flag and the number of parts. */
+  private static readonly HEADER = 2;
   private readonly cells: Int32Array;
+  private readonly parts: number;
 
-  static create(): SharedArrayBuffer {
-    const buffer = new SharedArrayBuffer((1 + ConflictBoard.CAPACITY * 3) * 4);
+  static create(parts: number): SharedArrayBuffer {
+    const buffer = new SharedArrayBuffer((ConflictBoard.HEADER + ConflictBoard.CAPACITY * 3) * 4);
     const cells = new Int32Array(buffer);
+    cells[1] = Math.min(parts, ConflictBoard.MAX_PARTS);
     for (let e = 0; e < ConflictBoard.CAPACITY; e++) {
-      cells[1 + e * 3 + 1] = -1;
-      cells[1 + e * 3 + 2] = 0x7fffffff;
+      cells[ConflictBoard.HEADER + e * 3 + 1] = -1;
+      cells[ConflictBoard.HEADER + e * 3 + 2] = 0x7fffffff;
     }
     return buffer;
   }
 
-  /** `part`: this part's number, 0 … MAX_PARTS − 1. */
+  /** `part`: this part's number, 0 … parts − 1. */
   constructor(
     buffer: SharedArrayBuffer,
     private readonly part: number,
   ) {
     this.cells = new Int32Array(buffer);
+    this.parts = this.cells[1] as number;
   }
 
   /** Some part found a conflict: the speculation will fall back to serial, so stop. */
@@ -184,24 +189,26 @@ export class ConflictBoard {
    * conflicting items posted at once, at least one sees the other.
    */
   post(index: number, access: StateAccess): boolean {
-    for (const key of access.writes) {
-      const e = this.entry(hash(key), this.part, true);
+    const written = access.writes.map(hash);
+    const read = access.reads.map(hash);
+    for (const h of written) {
+      const e = this.entry(h, this.part, true);
       if (e < 0) return this.lose();
       atomicMin(this.cells, e + 2, index);
     }
-    for (const key of access.reads) {
-      const e = this.entry(hash(key), this.part, true);
+    for (const h of read) {
+      const e = this.entry(h, this.part, true);
       if (e < 0) return this.lose();
       atomicMax(this.cells, e + 1, index);
     }
-    for (const key of access.reads) {
-      if (this.changedBefore(key, index)) return this.lose();
+    for (const [i, h] of read.entries()) {
+      if (this.changedBefore(h, index)) return this.lose();
       // A slot's value also depends on whether its account's storage was wiped.
-      if (key.length > 40 && this.changedBefore(accessKeys.wipeOf(key), index)) return this.lose();
+      const key = access.reads[i] as string;
+      if (key.length > 40 && this.changedBefore(hash(accessKeys.wipeOf(key)), index)) return this.lose();
     }
-    for (const key of access.writes) {
-      const h = hash(key);
-      for (let q = 0; q < ConflictBoard.MAX_PARTS; q++) {
+    for (const h of written) {
+      for (let q = 0; q < this.parts; q++) {
         if (q === this.part) continue;
         const e = this.entry(h, q, false);
         if (e >= 0 && Atomics.load(this.cells, e + 1) > index) return this.lose();
@@ -210,9 +217,8 @@ export class ConflictBoard {
     return !this.lost;
   }
 
-  private changedBefore(key: string, index: number): boolean {
-    const h = hash(key);
-    for (let q = 0; q < ConflictBoard.MAX_PARTS; q++) {
+  private changedBefore(h: number, index: number): boolean {
+    for (let q = 0; q < this.parts; q++) {
       if (q === this.part) continue;
       const e = this.entry(h, q, false);
       if (e >= 0 && Atomics.load(this.cells, e + 2) < index) return true;
@@ -231,7 +237,7 @@ export class ConflictBoard {
     const tag = (h & ~0xf) | (part + 1) | 0;
     let slot = (h >>> 4) & (ConflictBoard.CAPACITY - 1);
     for (let probe = 0; probe < ConflictBoard.MAX_PROBES; probe++) {
-      const e = 1 + slot * 3;
+      const e = ConflictBoard.HEADER + slot * 3;
       const found = Atomics.load(this.cells, e);
       if (found === tag) return e;
       if (found === 0) {
