@@ -316,7 +316,7 @@ describe('speculate', () => {
 describe('ConflictBoard', () => {
   const slot = (owner: string, key: string) => accessKeys.slot(owner, key);
   const boards = () => {
-    const buffer = ConflictBoard.create(2);
+    const buffer = ConflictBoard.create(2, 8);
     return [new ConflictBoard(buffer, 0), new ConflictBoard(buffer, 1)] as const;
   };
 

@@ -80,7 +80,7 @@ export async function speculate(
   stats: SpeculationStats,
 ): Promise<Uint8Array[] | null> {
   stats.speculated++;
-  const board = ConflictBoard.create(parts.length);
+  const board = ConflictBoard.create(parts.length, count);
   const runs = await Promise.all(
     parts.map(async (indices, part) => ({ indices, ...(await runPart(indices, { board, part })) })),
   );
@@ -143,25 +143,28 @@ export function validPrefix(parts: readonly PartRun[], count: number): number {
  * table gives up too.
  */
 export class ConflictBoard {
-  /** Entries; a power of two. 200 transactions touch a few thousand keys per part. */
-  private static readonly CAPACITY = 1 << 15;
   /** Probes before giving up on a key (a full table). */
   private static readonly MAX_PROBES = 64;
   /** Parts a board tells apart (the low bits of a tag). */
   static readonly MAX_PARTS = 15;
-  /** Cells before the entries: the lost flag and the number of parts. */
-  private static readonly HEADER = 2;
+  /** Cells before the entries: the lost flag, the number of parts, the number of entries. */
+  private static readonly HEADER = 3;
   private readonly cells: Int32Array;
   private readonly parts: number;
+  private readonly capacity: number;
 
-  static create(parts: number): SharedArrayBuffer {
-    const buffer = new SharedArrayBuffer((ConflictBoard.HEADER + ConflictBoard.CAPACITY * 3) * 4);
+  /**
+   * A board for `parts` parts of `items` calls or transactions: room for ~64 keys per item (a swap
+   * touches ~40), in a power of two of entries. Memory starts zeroed, and zero means "none" in
+   * every cell (indices are stored plus one), so there is nothing to fill in.
+   */
+  static create(parts: number, items: number): SharedArrayBuffer {
+    let capacity = 1 << 10;
+    while (capacity < items * 64 && capacity < 1 << 18) capacity <<= 1;
+    const buffer = new SharedArrayBuffer((ConflictBoard.HEADER + capacity * 3) * 4);
     const cells = new Int32Array(buffer);
     cells[1] = Math.min(parts, ConflictBoard.MAX_PARTS);
-    for (let e = 0; e < ConflictBoard.CAPACITY; e++) {
-      cells[ConflictBoard.HEADER + e * 3 + 1] = -1;
-      cells[ConflictBoard.HEADER + e * 3 + 2] = 0x7fffffff;
-    }
+    cells[2] = capacity;
     return buffer;
   }
 
@@ -172,6 +175,7 @@ export class ConflictBoard {
   ) {
     this.cells = new Int32Array(buffer);
     this.parts = this.cells[1] as number;
+    this.capacity = this.cells[2] as number;
   }
 
   /** Some part found a conflict: the speculation will fall back to serial, so stop. */
@@ -194,12 +198,12 @@ export class ConflictBoard {
     for (const h of written) {
       const e = this.entry(h, this.part, true);
       if (e < 0) return this.lose();
-      atomicMin(this.cells, e + 2, index);
+      atomicMinPlusOne(this.cells, e + 2, index);
     }
     for (const h of read) {
       const e = this.entry(h, this.part, true);
       if (e < 0) return this.lose();
-      atomicMax(this.cells, e + 1, index);
+      atomicMaxPlusOne(this.cells, e + 1, index);
     }
     for (const [i, h] of read.entries()) {
       if (this.changedBefore(h, index)) return this.lose();
@@ -211,7 +215,8 @@ export class ConflictBoard {
       for (let q = 0; q < this.parts; q++) {
         if (q === this.part) continue;
         const e = this.entry(h, q, false);
-        if (e >= 0 && Atomics.load(this.cells, e + 1) > index) return this.lose();
+        // Read at a higher index (stored plus one; zero: never read).
+        if (e >= 0 && Atomics.load(this.cells, e + 1) > index + 1) return this.lose();
       }
     }
     return !this.lost;
@@ -221,7 +226,9 @@ export class ConflictBoard {
     for (let q = 0; q < this.parts; q++) {
       if (q === this.part) continue;
       const e = this.entry(h, q, false);
-      if (e >= 0 && Atomics.load(this.cells, e + 2) < index) return true;
+      // Changed at a lower index (stored plus one; zero: never changed).
+      const changed = e < 0 ? 0 : Atomics.load(this.cells, e + 2);
+      if (changed !== 0 && changed - 1 < index) return true;
     }
     return false;
   }
@@ -235,7 +242,8 @@ export class ConflictBoard {
   private entry(h: number, part: number, claim: boolean): number {
     // Tags are never 0, which marks a free entry.
     const tag = (h & ~0xf) | (part + 1) | 0;
-    let slot = (h >>> 4) & (ConflictBoard.CAPACITY - 1);
+    const mask = this.capacity - 1;
+    let slot = (h >>> 4) & mask;
     for (let probe = 0; probe < ConflictBoard.MAX_PROBES; probe++) {
       const e = ConflictBoard.HEADER + slot * 3;
       const found = Atomics.load(this.cells, e);
@@ -245,7 +253,7 @@ export class ConflictBoard {
         const prior = Atomics.compareExchange(this.cells, e, 0, tag);
         if (prior === 0 || prior === tag) return e;
       }
-      slot = (slot + 1) & (ConflictBoard.CAPACITY - 1);
+      slot = (slot + 1) & mask;
     }
     return -1;
   }
@@ -258,15 +266,19 @@ function hash(key: string): number {
   return h;
 }
 
-function atomicMin(cells: Int32Array, at: number, value: number): void {
-  for (let now = Atomics.load(cells, at); value < now; ) {
+/** Lowers the cell to `index + 1`, a zero cell counting as none yet. */
+function atomicMinPlusOne(cells: Int32Array, at: number, index: number): void {
+  const value = index + 1;
+  for (let now = Atomics.load(cells, at); now === 0 || value < now; ) {
     const prior = Atomics.compareExchange(cells, at, now, value);
     if (prior === now) return;
     now = prior;
   }
 }
 
-function atomicMax(cells: Int32Array, at: number, value: number): void {
+/** Raises the cell to `index + 1`. */
+function atomicMaxPlusOne(cells: Int32Array, at: number, index: number): void {
+  const value = index + 1;
   for (let now = Atomics.load(cells, at); value > now; ) {
     const prior = Atomics.compareExchange(cells, at, now, value);
     if (prior === now) return;
