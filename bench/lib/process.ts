@@ -87,10 +87,11 @@ export async function startChild(
 export async function startEthtrace(
   datadir: string,
   extraArgs: string[] = [],
+  nodeArgs: string[] = [],
 ): Promise<Child & { url: string }> {
   const child = await startChild(
     process.execPath,
-    [CLI, 'start', '--datadir', datadir, '--port', '0', '--no-auth', ...extraArgs],
+    [...nodeArgs, CLI, 'start', '--datadir', datadir, '--port', '0', '--no-auth', ...extraArgs],
     /HTTP\s+(http:\/\/\S+)\r?\n/,
   );
   return { ...child, url: child.ready };
@@ -99,16 +100,53 @@ export async function startEthtrace(
 /** USER_HZ, the unit of /proc times: 100 on every Linux ABI Node supports. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** CPU seconds (user + system, all threads) a process has used so far; null where /proc is absent. */
+/**
+ * CPU seconds (user + system) a process has used so far, all its threads (worker threads included:
+ * /proc/PID/stat sums them) and every live descendant process; null where /proc is absent.
+ */
 export function cpuSeconds(pid: number): number | null {
+  const own = ownCpuTicks(pid);
+  if (own === null) return null;
+  let ticks = own;
+  const children = new Map<number, number[]>();
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const ppid = parentOf(Number(entry));
+      if (ppid === null) continue;
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    }
+  } catch {
+    return ticks / CLOCK_TICKS_PER_SECOND;
+  }
+  const stack = [...(children.get(pid) ?? [])];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    ticks += ownCpuTicks(next) ?? 0;
+    stack.push(...(children.get(next) ?? []));
+  }
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Fields of /proc/PID/stat after the parenthesised command name, which may itself hold spaces. */
+function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name, which may itself hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+function ownCpuTicks(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields === null ? null : Number(fields[11]) + Number(fields[12]);
+}
+
+function parentOf(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields === null ? null : Number(fields[1]);
 }
 
 /** The pid of this process's child running `command` (as /proc names it), e.g. the anvil startAnvil ran. */

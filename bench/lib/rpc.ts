@@ -48,7 +48,13 @@ export async function measure(
   url: string,
   body: string,
   connections: number,
-  opts: { seconds: number; warmupSeconds: number; serverPid?: number | null },
+  opts: {
+    seconds: number;
+    warmupSeconds: number;
+    serverPid?: number | null;
+    maxRequests?: number;
+    timeoutMs?: number;
+  },
 ): Promise<LoadResult> {
   const reference = await post(url, body);
   return runLoadInChild({
@@ -59,6 +65,8 @@ export async function measure(
     warmupMs: opts.warmupSeconds * 1000,
     expectBytes: Buffer.byteLength(reference),
     serverPid: opts.serverPid ?? null,
+    ...(opts.maxRequests === undefined ? {} : { maxRequests: opts.maxRequests }),
+    ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
   });
 }
 

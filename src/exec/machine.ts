@@ -9,6 +9,7 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
 import { bytesKey } from '../primitives/hex.ts';
+import { fastOpcodes, patchInterpreter } from './evmSpeedups.ts';
 import { OverlayStateManager } from './overlayState.ts';
 import { TraceHooks } from './tracing/hooks.ts';
 
@@ -103,6 +104,8 @@ export async function acquireMachine(
       stateManager: state as unknown as StateManagerInterface,
       blockchain: canonicalBlockHashes(chain.store),
     });
+    await patchInterpreter();
+    fastOpcodes(vm.evm as EVM);
     machine = { vm, hooks: new TraceHooks(vm.evm as EVM), state, busy: false };
     if (!idleMachines.has(common)) idleMachines.set(common, machine);
   }

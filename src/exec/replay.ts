@@ -20,6 +20,7 @@ import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
 import type { StateAccess } from './session.ts';
+import type { ConflictBoard } from './speculation.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
 import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
 
@@ -53,6 +54,8 @@ export interface ReplayedBlock {
  */
 export interface ReplayPart {
   indices: readonly number[];
+  /** Shared with the other parts: each transaction's access is posted, and a conflict stops the part. */
+  board?: ConflictBoard;
 }
 
 /**
@@ -64,7 +67,12 @@ export interface ReplayPart {
 // EIP-4788's contract (ethereumjs keeps its address as a constant, not a parameter).
 const BEACON_ROOTS_ADDRESS = createAddressFromString('0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02');
 
-async function runTransactions(vm: VM, block: Block, only: ReadonlySet<number> | null): Promise<void> {
+async function runTransactions(
+  vm: VM,
+  block: Block,
+  only: ReadonlySet<number> | null,
+  board?: ConflictBoard,
+): Promise<void> {
   const common = vm.common;
   const state = vm.stateManager;
   const header = block.header;
@@ -95,6 +103,9 @@ async function runTransactions(vm: VM, block: Block, only: ReadonlySet<number> |
   let gasUsed = 0n;
   for (const [index, tx] of block.transactions.entries()) {
     if (only && !only.has(index)) continue;
+    // Another part (or this one, at its last transaction) found a conflict: the block will be
+    // replayed whole, so what this part would add is wasted.
+    if (board?.lost) return;
     let result: RunTxResult;
     try {
       result = await runTx(vm, { tx, block, blockGasUsed: gasUsed, skipHardForkValidation: true });
@@ -190,7 +201,9 @@ export async function replayBlock(
       txs.push({ hash: c.tx.hash(), output: result.execResult.returnValue, ...(await c.tracers.finish()) });
       extras.push(c.extra?.finish?.());
       if (part) {
-        access.push({ reads: state.takeReads(), writes: state.changedKeysSince(c.mark) });
+        const noted = { reads: state.takeReads(), writes: state.changedKeysSince(c.mark) };
+        access.push(noted);
+        part.board?.post(part.indices[access.length - 1] ?? index, noted);
         state.unnotedAccount = null;
       }
       current = null;
@@ -214,7 +227,7 @@ export async function replayBlock(
         setHardfork: false,
       });
     } else {
-      await runTransactions(vm, block, part ? new Set(part.indices) : null);
+      await runTransactions(vm, block, part ? new Set(part.indices) : null, part?.board);
     }
   } finally {
     // A transaction stopped mid-way (its trace grew past the answer-size bound, say) never reached

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { accessKeys } from './overlayState.ts';
 import type { StateAccess } from './session.ts';
 import {
+  ConflictBoard,
   type PartResult,
   type PartRun,
   partitionBySender,
@@ -309,5 +310,50 @@ describe('speculate', () => {
       /worker died/,
     );
     assert.deepEqual(stats, { speculated: 1, fellBack: 0 });
+  });
+});
+
+describe('ConflictBoard', () => {
+  const slot = (owner: string, key: string) => accessKeys.slot(owner, key);
+  const boards = () => {
+    const buffer = ConflictBoard.create(2, 8);
+    return [new ConflictBoard(buffer, 0), new ConflictBoard(buffer, 1)] as const;
+  };
+
+  it('lets parts touching different keys go on', () => {
+    const [a, b] = boards();
+    assert.equal(a.post(0, access([ALICE, slot(TOKEN, SLOT_0)], [ALICE, slot(TOKEN, SLOT_0)])), true);
+    assert.equal(b.post(1, access([BOB, slot(TOKEN, SLOT_1)], [BOB, slot(TOKEN, SLOT_1)])), true);
+    assert.equal(a.post(2, access([ALICE, slot(TOKEN, SLOT_0)], [slot(TOKEN, SLOT_0)])), true);
+    assert.equal(a.lost || b.lost, false);
+  });
+
+  it('stops every part when one reads what another changed at a lower index, whichever posts first', () => {
+    const [a, b] = boards();
+    assert.equal(a.post(0, access([], [slot(TOKEN, SLOT_0)])), true);
+    assert.equal(b.post(1, access([slot(TOKEN, SLOT_0)], [])), false);
+    assert.equal(a.lost, true);
+    const [c, d] = boards();
+    assert.equal(d.post(1, access([slot(TOKEN, SLOT_0)], [])), true);
+    assert.equal(c.post(0, access([], [slot(TOKEN, SLOT_0)])), false);
+    assert.equal(d.lost, true);
+  });
+
+  it('does not stop when the change comes later in request order than the read', () => {
+    const [a, b] = boards();
+    assert.equal(a.post(0, access([slot(TOKEN, SLOT_0)], [])), true);
+    assert.equal(b.post(1, access([], [slot(TOKEN, SLOT_0)])), true);
+  });
+
+  it('a part reading its own changes is fine', () => {
+    const [a] = boards();
+    assert.equal(a.post(0, access([ALICE], [ALICE])), true);
+    assert.equal(a.post(3, access([ALICE], [ALICE])), true);
+  });
+
+  it("a slot read conflicts with another part's earlier wipe of the account's storage", () => {
+    const [a, b] = boards();
+    assert.equal(a.post(0, access([], [accessKeys.wipe(TOKEN)])), true);
+    assert.equal(b.post(1, access([slot(TOKEN, SLOT_1)], [])), false);
   });
 });

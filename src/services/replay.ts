@@ -230,7 +230,7 @@ export class ReplayService {
     return speculate(
       parts,
       senders.length,
-      (indices) => this.exec.run('replayBlockPart', { ...job, indices }),
+      (indices, board) => this.exec.run('replayBlockPart', { ...job, indices, ...board }),
       this.parallelStats,
     );
   }

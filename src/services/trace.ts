@@ -58,11 +58,12 @@ export class TraceService {
     const results = await speculate(
       parts,
       job.calls.length,
-      (indices) => {
+      (indices, board) => {
         const part: CallManyPartJob = {
           blockHash: job.blockHash,
           calls: indices.map((i) => job.calls[i] as TracedCall),
           indices,
+          ...board,
           ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
           ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
         };

@@ -4,7 +4,7 @@ import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '..
 import { formatCallTrace } from '../../wire/callTrace.ts';
 import { CallValidationError } from '../callValidation.ts';
 import { CallSession, type StateAccess } from '../session.ts';
-import type { PartResult } from '../speculation.ts';
+import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
 
 /** One call of a trace_callMany with the trace types asked for it. */
 export interface TracedCall {
@@ -22,7 +22,7 @@ export interface CallManyJob {
 }
 
 /** Part of a trace_callMany run speculatively: some of its calls, each with its index in the request. */
-export interface CallManyPartJob {
+export interface CallManyPartJob extends Partial<PartBoard> {
   blockHash: Uint8Array;
   calls: TracedCall[];
   indices: number[];
@@ -74,7 +74,10 @@ export async function runCallManyPart(
     session.recordAccess();
     const results: Uint8Array[] = [];
     const access: StateAccess[] = [];
+    const board = job.board === undefined ? null : new ConflictBoard(job.board, job.part ?? 0);
     for (const [i, { call, types }] of job.calls.entries()) {
+      // Another part found a conflict: the request will run serially, so stop here.
+      if (board?.lost) return { results, access };
       const mark = session.mark();
       try {
         const trace = await session.trace(call, job.indices[i] ?? i, types);
@@ -85,7 +88,9 @@ export async function runCallManyPart(
         if (e instanceof CallValidationError) return { results, access };
         throw e;
       }
-      access.push(session.access(mark));
+      const noted = session.access(mark);
+      access.push(noted);
+      if (board && !board.post(job.indices[i] ?? i, noted)) return { results, access };
     }
     return { results, access };
   } finally {

@@ -7,7 +7,7 @@ import type { TraceTypes } from '../../core/call.ts';
 import { NotFound } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
 import { PartConflict, type ReplayedTx, replayBlock } from '../replay.ts';
-import type { PartResult } from '../speculation.ts';
+import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
 import { blockRewards } from '../tracing/rewards.ts';
 
@@ -20,7 +20,7 @@ export interface ReplayBlockJob {
 export type ReplayedBlockJson = Uint8Array[];
 
 /** Some of a block's transactions replayed speculatively (exec/replay.ts ReplayPart). */
-export interface ReplayPartJob extends ReplayBlockJob {
+export interface ReplayPartJob extends ReplayBlockJob, Partial<PartBoard> {
   indices: number[];
 }
 
@@ -60,6 +60,7 @@ async function replayPart(chain: ChainReader, job: ReplayPartJob): Promise<PartR
   try {
     const { txs, access } = await replayBlock(chain, job.blockHash, job.types, undefined, {
       indices: job.indices,
+      ...(job.board === undefined ? {} : { board: new ConflictBoard(job.board, job.part ?? 0) }),
     });
     return { results: txs.map(replayJson), access };
   } catch (e) {
