@@ -17,8 +17,7 @@
 import { runCli, tempDir } from '../test/support/cli.ts';
 import { bigBlockChain } from './lib/bigBlock.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
-import { type Child, CLI, childPid, startChild } from './lib/process.ts';
-import { treeCpuSeconds, treeRssMiB } from './lib/procTree.ts';
+import { type Child, CLI, childPid, cpuSeconds, rssMiB, startChild } from './lib/process.ts';
 import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';
 
 const MIXED_SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 60);
@@ -97,8 +96,8 @@ interface MixedRun {
 async function mixed(server: Server, groups: Group[], seconds: number): Promise<MixedRun> {
   const pid = server.child.process.pid ?? 0;
   const sizes = await Promise.all(groups.map((g) => reference(server.url, g.body)));
-  const rssStart = treeRssMiB(pid);
-  const cpuBefore = treeCpuSeconds(pid);
+  const rssStart = rssMiB(pid);
+  const cpuBefore = cpuSeconds(pid) ?? 0;
   const started = performance.now();
   const results = await Promise.all(
     groups.map(async (group, i) => ({
@@ -117,15 +116,15 @@ async function mixed(server: Server, groups: Group[], seconds: number): Promise<
   return {
     results,
     rssStart,
-    rssEnd: treeRssMiB(pid),
-    cpuPerSecond: (treeCpuSeconds(pid) - cpuBefore) / elapsed,
+    rssEnd: rssMiB(pid),
+    cpuPerSecond: ((cpuSeconds(pid) ?? 0) - cpuBefore) / elapsed,
   };
 }
 
 /** One request at a time for a window: server CPU per answer (whole process tree) and latency. */
 async function cpuPerAnswer(url: string, pid: number, body: string): Promise<{ cpuMs: number; p50: number }> {
   const expectBytes = await reference(url, body);
-  const before = treeCpuSeconds(pid);
+  const before = cpuSeconds(pid) ?? 0;
   const result = await runLoadInChild({
     url,
     body,
@@ -134,7 +133,7 @@ async function cpuPerAnswer(url: string, pid: number, body: string): Promise<{ c
     warmupMs: 0,
     expectBytes,
   });
-  return { cpuMs: ((treeCpuSeconds(pid) - before) * 1000) / result.requests, p50: result.latency.p50 };
+  return { cpuMs: (((cpuSeconds(pid) ?? 0) - before) * 1000) / result.requests, p50: result.latency.p50 };
 }
 
 async function chainId(server: Server): Promise<LoadResult> {

@@ -105,9 +105,27 @@ const CLOCK_TICKS_PER_SECOND = 100;
  * /proc/PID/stat sums them) and every live descendant process; null where /proc is absent.
  */
 export function cpuSeconds(pid: number): number | null {
-  const own = ownCpuTicks(pid);
-  if (own === null) return null;
-  let ticks = own;
+  if (ownCpuTicks(pid) === null) return null;
+  let ticks = 0;
+  for (const p of processTree(pid)) ticks += ownCpuTicks(p) ?? 0;
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Resident memory of a process and every live descendant, in MiB (0 where /proc is absent). */
+export function rssMiB(pid: number): number {
+  let kib = 0;
+  for (const p of processTree(pid)) {
+    try {
+      kib += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return kib / 1024;
+}
+
+/** A process and its live descendants (the API processes of `--processes`, their helpers). */
+function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   try {
     for (const entry of readdirSync('/proc')) {
@@ -119,14 +137,15 @@ export function cpuSeconds(pid: number): number | null {
       children.set(ppid, list);
     }
   } catch {
-    return ticks / CLOCK_TICKS_PER_SECOND;
+    return [pid];
   }
+  const tree = [pid];
   const stack = [...(children.get(pid) ?? [])];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    ticks += ownCpuTicks(next) ?? 0;
+    tree.push(next);
     stack.push(...(children.get(next) ?? []));
   }
-  return ticks / CLOCK_TICKS_PER_SECOND;
+  return tree;
 }
 
 /** Fields of /proc/PID/stat after the parenthesised command name, which may itself hold spaces. */
