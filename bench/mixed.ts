@@ -14,6 +14,7 @@
 //     anvil serving the same chain, on the heavy methods, one connection: unlike requests per
 //     second it does not depend on how fast the load generator is.
 // (env: BENCH_MIXED_SECONDS, BENCH_SECONDS for the cells of 3 and 4, BENCH_WARMUP_SECONDS)
+import { join } from 'node:path';
 import { runCli, tempDir } from '../test/support/cli.ts';
 import { bigBlockChain } from './lib/bigBlock.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
@@ -40,11 +41,15 @@ interface Server {
 
 const hex = (n: bigint | number) => `0x${n.toString(16)}`;
 
+/** The server's logs go to a file (LOG_FILE), as an operator's would, not through this process. */
+const LOG_FILE = 'server.log';
+
 async function startServer(datadir: string, args: string[], key: string | null): Promise<Server> {
   const child = await startChild(
     process.execPath,
     [CLI, 'start', '--datadir', datadir, '--port', '0', ...(key === null ? ['--no-auth'] : []), ...args],
     /HTTP\s+(http:\/\/\S+)\r?\n/,
+    { stderrFile: join(datadir, '..', LOG_FILE) },
   );
   const printed = child.ready;
   return { child, url: key === null ? printed : printed.replace(/\/v3\/.*$/, `/v3/${key}`) };
@@ -89,6 +94,7 @@ interface MixedRun {
   results: Array<{ group: Group; result: LoadResult }>;
   rssStart: number;
   rssEnd: number;
+  rssSeries: number[];
   cpuPerSecond: number;
 }
 
@@ -97,6 +103,9 @@ async function mixed(server: Server, groups: Group[], seconds: number): Promise<
   const pid = server.child.process.pid ?? 0;
   const sizes = await Promise.all(groups.map((g) => reference(server.url, g.body)));
   const rssStart = rssMiB(pid);
+  // Every 10 s through the window: a plateau is a server whose memory holds; a climb is a leak.
+  const rssSeries: number[] = [];
+  const sampler = setInterval(() => rssSeries.push(rssMiB(pid)), 10_000);
   const cpuBefore = cpuSeconds(pid) ?? 0;
   const started = performance.now();
   const results = await Promise.all(
@@ -112,11 +121,13 @@ async function mixed(server: Server, groups: Group[], seconds: number): Promise<
       }),
     })),
   );
+  clearInterval(sampler);
   const elapsed = (performance.now() - started) / 1000;
   return {
     results,
     rssStart,
     rssEnd: rssMiB(pid),
+    rssSeries,
     cpuPerSecond: ((cpuSeconds(pid) ?? 0) - cpuBefore) / elapsed,
   };
 }
@@ -209,7 +220,9 @@ async function main(): Promise<void> {
     });
     const overhead = 1 - totalOn / totalOff;
     out.push(
-      `errors: 0 (a failed or wrong-length answer stops the run); server RSS ${withLimits.rssStart.toFixed(0)} → ${withLimits.rssEnd.toFixed(0)} MiB (off: ${withoutLimits.rssStart.toFixed(0)} → ${withoutLimits.rssEnd.toFixed(0)}); server CPU ${withLimits.cpuPerSecond.toFixed(2)} cores`,
+      `errors: 0 (a failed or wrong-length answer stops the run); server CPU ${withLimits.cpuPerSecond.toFixed(2)} cores`,
+      `server RSS, MiB, start → every 10 s → end: ${[withLimits.rssStart, ...withLimits.rssSeries, withLimits.rssEnd].map((x) => x.toFixed(0)).join(' → ')}`,
+      `   (off: ${[withoutLimits.rssStart, ...withoutLimits.rssSeries, withoutLimits.rssEnd].map((x) => x.toFixed(0)).join(' → ')})`,
     );
     out.push(
       `2. cost of keys + limits + metrics: ${(overhead * 100).toFixed(1)}% of throughput (all methods) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
@@ -28,13 +28,20 @@ export async function startChild(
   command: string,
   args: readonly string[],
   readyLine: RegExp,
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  /**
+   * `stderrFile`: the child's stderr goes to this file instead of a pipe read here, as a server's logs
+   * go to a file or a journal; read here, a busy server's log lines cost this process CPU that the
+   * server shares on a small machine.
+   */
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; stderrFile?: string } = {},
 ): Promise<Child> {
+  const stderrFd = opts.stderrFile === undefined ? null : openSync(opts.stderrFile, 'w');
   const child = spawn(command, args, {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'],
   });
+  if (stderrFd !== null) closeSync(stderrFd);
   const killOnExit = (): void => void child.kill('SIGKILL');
   process.once('exit', killOnExit);
   let output = '';
@@ -52,8 +59,8 @@ export async function startChild(
   const record = (chunk: Buffer): void => {
     output = (output + chunk.toString()).slice(-64_000);
   };
-  child.stdout.on('data', record);
-  child.stderr.on('data', record);
+  child.stdout?.on('data', record);
+  child.stderr?.on('data', record);
   const ready = await new Promise<string>((resolveReady, reject) => {
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -66,14 +73,14 @@ export async function startChild(
       started = true;
       clearTimeout(timer);
       child.off('exit', onExit);
-      child.stdout.off('data', check);
-      child.stderr.off('data', check);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
       resolveReady(match[1] ?? match[0]);
     };
     const onExit = (code: number | null, signal: string | null) =>
       fail(`exited (code ${code}, signal ${signal})`);
-    child.stdout.on('data', check);
-    child.stderr.on('data', check);
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
     child.once('exit', onExit);
     child.once('error', (e) => fail(e.message));
   }).catch(async (e) => {
