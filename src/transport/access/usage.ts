@@ -69,6 +69,12 @@ export class UsageBook {
   /** Minute → row key → row; minutes in increasing order (a Map keeps insertion order). */
   private readonly minutes = new Map<number, Map<string, UsageRow>>();
   private last = 0;
+  /**
+   * The running minute's rows by key id, then by method (and status, when not ok): found without
+   * building the row key's string, which every call of every body would otherwise pay for.
+   */
+  private running = new Map<string, Map<string, UsageRow>>();
+  private runningMinute = -1;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -86,18 +92,34 @@ export class UsageBook {
       this.last = minute;
       this.prune(minute);
     }
-    let rows = this.minutes.get(minute);
-    if (!rows) {
-      rows = new Map();
-      this.minutes.set(minute, rows);
+    if (minute !== this.runningMinute) {
+      this.runningMinute = minute;
+      this.running = new Map();
     }
-    const id = `${keyId}\u0000${method}\u0000${status}`;
-    const row = rows.get(id);
-    if (row) {
-      row.requests += requests;
-      row.credits += credits;
-      row.key = key;
-    } else rows.set(id, { minute, keyId, key, method, status, requests, credits });
+    let ofKey = this.running.get(keyId);
+    if (!ofKey) {
+      ofKey = new Map();
+      this.running.set(keyId, ofKey);
+    }
+    const call = status === 'ok' ? method : `${method}\u0000${status}`;
+    let row = ofKey.get(call);
+    if (!row) {
+      let rows = this.minutes.get(minute);
+      if (!rows) {
+        rows = new Map();
+        this.minutes.set(minute, rows);
+      }
+      const id = `${keyId}\u0000${method}\u0000${status}`;
+      row = rows.get(id);
+      if (!row) {
+        row = { minute, keyId, key, method, status, requests: 0, credits: 0 };
+        rows.set(id, row);
+      }
+      ofKey.set(call, row);
+    }
+    row.requests += requests;
+    row.credits += credits;
+    row.key = key;
   }
 
   /** Every row since `since` (ms), oldest minute first. */
