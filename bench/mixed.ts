@@ -96,6 +96,8 @@ interface MixedRun {
   rssEnd: number;
   rssSeries: number[];
   cpuPerSecond: number;
+  /** Server CPU per answer over the window (warm-up included, answers at the window's rate). */
+  cpuMsPerAnswer: number;
 }
 
 /** Every group at once, each on its own connections, over the same window. */
@@ -129,6 +131,9 @@ async function mixed(server: Server, groups: Group[], seconds: number): Promise<
     rssEnd: rssMiB(pid),
     rssSeries,
     cpuPerSecond: ((cpuSeconds(pid) ?? 0) - cpuBefore) / elapsed,
+    cpuMsPerAnswer:
+      (((cpuSeconds(pid) ?? 0) - cpuBefore) * 1000) /
+      (results.reduce((n, r) => n + r.result.requestsPerSecond, 0) * elapsed),
   };
 }
 
@@ -219,6 +224,9 @@ async function main(): Promise<void> {
       );
     });
     const overhead = 1 - totalOn / totalOff;
+    // On a shared machine the two windows may get different shares of the cores: CPU per answer is
+    // the figure that does not depend on it.
+    const cpuOverhead = withLimits.cpuMsPerAnswer / withoutLimits.cpuMsPerAnswer - 1;
     out.push(
       `errors: 0 (a failed or wrong-length answer stops the run); server CPU ${withLimits.cpuPerSecond.toFixed(2)} cores`,
       `server RSS, MiB, start → every 10 s → end: ${[withLimits.rssStart, ...withLimits.rssSeries, withLimits.rssEnd].map((x) => x.toFixed(0)).join(' → ')}`,
@@ -226,6 +234,7 @@ async function main(): Promise<void> {
     );
     out.push(
       `2. cost of keys + limits + metrics: ${(overhead * 100).toFixed(1)}% of throughput (all methods) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
+      `   server CPU per answer ${withLimits.cpuMsPerAnswer.toFixed(3)} ms on, ${withoutLimits.cpuMsPerAnswer.toFixed(3)} ms off: +${(cpuOverhead * 100).toFixed(1)}%; with request logs ${withLogs.cpuMsPerAnswer.toFixed(3)} ms`,
       `   and of one JSON log line per request (--log-level info, the default) on top: ${((1 - totalLogged / totalOn) * 100).toFixed(1)}%; RSS ${withLogs.rssStart.toFixed(0)} → ${withLogs.rssEnd.toFixed(0)} MiB`,
     );
 
