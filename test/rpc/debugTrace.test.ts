@@ -11,6 +11,21 @@ const REVERTER = '0x00000000000000000000000000000000c0ffee02';
 const CALLER = '0x00000000000000000000000000000000c0ffee03';
 const CLEARER = '0x00000000000000000000000000000000c0ffee04';
 const RUNS_OFF = '0x00000000000000000000000000000000c0ffee05';
+// slot0 = 1: with 2300 gas or less left at the SSTORE, EIP-2200's sentry stops it
+const STORER = '0x00000000000000000000000000000000c0ffee07';
+const STORER_CODE = asm('PUSH1 1 PUSH1 0 SSTORE STOP');
+/** Gas for a call to the storer that leaves `left` at its SSTORE (two PUSH1s before it). */
+const storerGas = (left: number) => left + 6;
+// CALLs the storer with 2300 gas left at its SSTORE (the sentry), with 2301 (short of the 22100
+// the store costs: plain out of gas), and with none (the sentry again)
+const SENTRY_CALLER = '0x00000000000000000000000000000000c0ffee08';
+const SENTRY_CALLER_CODE = asm(`
+  PUSH0 PUSH0 PUSH0 PUSH0 PUSH0 PUSH20 ${STORER} PUSH2 0x${storerGas(2300).toString(16)} CALL POP
+  PUSH0 PUSH0 PUSH0 PUSH0 PUSH0 PUSH20 ${STORER} PUSH2 0x${storerGas(2301).toString(16)} CALL POP
+  PUSH0 PUSH0 PUSH0 PUSH0 PUSH0 PUSH20 ${STORER} PUSH1 ${storerGas(0)} CALL POP
+  STOP
+`);
+const SENTRY = 'out of gas: not enough gas for reentrancy sentry';
 const ZERO_ADDRESS = `0x${'00'.repeat(20)}`;
 const WORD = (n: number | bigint) => `0x${n.toString(16).padStart(64, '0')}`;
 
@@ -46,6 +61,7 @@ const OVERRIDES = {
   [CALLER]: { code: CALLER_CODE },
   [CLEARER]: { code: CLEARER_CODE, state: { [WORD(0)]: WORD(1) } },
   [RUNS_OFF]: { code: RUNS_OFF_CODE },
+  [STORER]: { code: STORER_CODE },
 };
 
 interface StructLog {
@@ -276,6 +292,35 @@ describe('debug_trace* (geth tracers)', () => {
       assert.equal(last?.op, 'SLOAD');
       assert.equal(last?.error, 'out of gas');
     });
+
+    it('words an SSTORE stopped by the EIP-2200 sentry as geth does, and one past it as out of gas', async () => {
+      const call = (left: number) => ({ to: STORER, gas: `0x${(21_000 + storerGas(left)).toString(16)}` });
+      const sentry = await traceCall<StructResult>(call(2300));
+      assert.equal(sentry.failed, true);
+      assert.deepEqual(
+        sentry.structLogs.map((l) => [l.op, l.gas, l.error]),
+        [
+          ['PUSH1', 2306, undefined],
+          ['PUSH1', 2303, undefined],
+          ['SSTORE', 2300, SENTRY],
+        ],
+      );
+      const past = await traceCall<StructResult>(call(2301));
+      assert.equal(past.structLogs.at(-1)?.error, 'out of gas');
+      // The same words in callTracer's top frame and in eth_call's error, as geth's; Parity's
+      // dialect has no word for the sentry (OpenEthereum, Reth and anvil print "Out of gas").
+      const top = await traceCall<CallFrame>(call(2300), { tracer: 'callTracer' });
+      assert.equal(top.error, SENTRY);
+      const failure = await errorOf(server.rpc('eth_call', [call(2300), 'latest', OVERRIDES]));
+      assert.equal(failure.message, SENTRY);
+      const parity = await server.rpc<{ trace: Array<{ error?: string }> }>('trace_call', [
+        call(2300),
+        ['trace'],
+        'latest',
+        OVERRIDES,
+      ]);
+      assert.equal(parity.trace[0]?.error, 'Out of gas');
+    });
   });
 
   describe('callTracer', () => {
@@ -384,6 +429,8 @@ describe('debug_trace* (geth tracers)', () => {
       [COUNTER]: { code: COUNTER_CODE },
       [LOGGER]: { code: LOGGER_CODE },
       [CREATOR]: { balance: '0xde0b6b3a7640000', nonce: '0x5' },
+      [STORER]: { code: STORER_CODE },
+      [SENTRY_CALLER]: { code: SENTRY_CALLER_CODE },
     };
     const withoutIndex = <T extends object>(log: T): T => {
       const { index: _, ...rest } = log as T & { index?: string };
@@ -418,6 +465,15 @@ describe('debug_trace* (geth tracers)', () => {
         [0, 1, 2, 3, 4],
       );
       assert.deepEqual(ours.logs?.[4]?.topics, [WORD(0x41), WORD(0x42), WORD(0x43), WORD(0x44)]);
+      assert.deepEqual(ours, theirs);
+    });
+
+    it('words an SSTORE stopped by the EIP-2200 sentry as anvil (and geth) do', async () => {
+      const { ours, theirs } = await bothTrace({ to: SENTRY_CALLER });
+      assert.deepEqual(
+        ours.calls?.map((c) => c.error),
+        [SENTRY, 'out of gas', SENTRY],
+      );
       assert.deepEqual(ours, theirs);
     });
 

@@ -24,8 +24,12 @@ export interface FrameEnd {
   /** The EVM's error for a failed frame, normalised (see ERRORS); null on success. */
   error: FrameError | null;
   createdAddress: Uint8Array | null;
-  /** For an invalid opcode or a stack error: the op that failed and the stack it found (geth prints both). */
-  failedOp?: { opcode: number; stackLength: number };
+  /**
+   * For an invalid opcode or a stack error: the op that failed and the stack it found (geth prints
+   * both). For an SSTORE that ran out of gas at EIP-2200's sentry (2300 gas or less left), that op
+   * with `sentry`: geth words it apart from other out-of-gas failures, OpenEthereum does not.
+   */
+  failedOp?: { opcode: number; stackLength: number; sentry?: true };
 }
 
 export type FrameError =
@@ -88,8 +92,12 @@ const OPCODE_KIND: ReadonlyMap<number, FrameKind> = new Map([
 ]);
 const SELFDESTRUCT = 0xff;
 
-type OpEntry = { opHandler: (runState: RunState, common: unknown) => unknown };
+type OpEntry = {
+  opHandler: (runState: RunState, common: unknown) => unknown;
+  gasHandler?: (runState: RunState, gas: bigint, common: unknown) => unknown;
+};
 type RunState = {
+  gasLeft: bigint;
   stack: { peek(n?: number): bigint[] };
   memory: { read(offset: number, size: number): Uint8Array };
   /** Gas the dynamic gas handler computed for the next frame (63/64 rule applied, no stipend yet). */
@@ -162,6 +170,7 @@ export class TraceHooks {
         },
       };
     }
+    markSentryTraps(map);
     const selfDestruct = map[SELFDESTRUCT];
     if (selfDestruct) {
       const original = selfDestruct.opHandler;
@@ -305,17 +314,80 @@ const ERRORS: ReadonlyMap<string, FrameError> = new Map([
 /**
  * For an invalid opcode or a stack error, the op that failed and the stack it found (geth names
  * both). The byte is read from the code: ethereumjs files every byte it does not define under
- * INVALID (0xfe), where geth names the op it is in later forks (SHR before Constantinople).
+ * INVALID (0xfe), where geth names the op it is in later forks (SHR before Constantinople). For an
+ * out-of-gas SSTORE at EIP-2200's sentry, the op marked `sentry` (ethereumjs traps there with its
+ * plain out of gas; `markSentryTraps` sees it).
  */
-export function failedOpOf(
-  error: FrameError,
-  state: { opCode: number; programCounter: number; code: Uint8Array; stack: { length: number } } | undefined,
-): FrameEnd['failedOp'] {
-  if (!state || (error !== 'invalid opcode' && error !== 'stack underflow' && error !== 'stack overflow'))
+export function failedOpOf(error: FrameError, state: FailedState | undefined): FrameEnd['failedOp'] {
+  if (!state) return undefined;
+  if (error === 'out of gas') {
+    return isSentryTrap(state)
+      ? { opcode: SSTORE, stackLength: state.stack.length, sentry: true }
+      : undefined;
+  }
+  if (error !== 'invalid opcode' && error !== 'stack underflow' && error !== 'stack overflow')
     return undefined;
   const opcode =
     error === 'invalid opcode' ? (state.code[state.programCounter] ?? state.opCode) : state.opCode;
   return { opcode, stackLength: state.stack.length };
+}
+
+/** The parts of ethereumjs's run state, as a failed frame leaves it, that `failedOpOf` reads. */
+interface FailedState {
+  opCode: number;
+  programCounter: number;
+  code: Uint8Array;
+  stack: { length: number };
+  gasLeft?: bigint;
+  interpreter?: {
+    _evm: { common: { gteHardfork(hardfork: string): boolean; isActivatedEIP(eip: number): boolean } };
+  };
+}
+
+const SSTORE = 0x55;
+// EIP-2200: an SSTORE fails unless more than the call stipend is left.
+const SSTORE_SENTRY_GAS = 2300n;
+
+function isSentryTrap(state: FailedState): boolean {
+  return (
+    state.opCode === SSTORE &&
+    state.interpreter !== undefined &&
+    sentryFrames.has(state.interpreter) &&
+    sentryApplies(state.interpreter._evm.common)
+  );
+}
+
+/**
+ * The frames (by interpreter, which a frame's result keeps) that reached an SSTORE with 2300 gas
+ * or less. The gas left a failed frame reports cannot tell: an SSTORE that passed the sentry and
+ * could not pay its cost leaves 0, as does one reached with no gas at all. The SSTORE's gas
+ * handler is where ethereumjs checks the sentry, so that is where it is seen; it costs a
+ * comparison per SSTORE and makes no promise of its own.
+ */
+const sentryFrames = new WeakSet<object>();
+
+function markSentryTraps(map: Record<number, OpEntry | undefined>): void {
+  const entry = map[SSTORE];
+  const gasHandler = entry?.gasHandler;
+  if (!entry || !gasHandler) return;
+  map[SSTORE] = {
+    ...entry,
+    gasHandler: (runState: RunState, gas: bigint, common: unknown) => {
+      if (runState.gasLeft <= SSTORE_SENTRY_GAS) sentryFrames.add(runState.interpreter);
+      return gasHandler(runState, gas, common);
+    },
+  };
+}
+
+// ethereumjs checks the sentry from Istanbul on (EIP-2200 is no EIP of its fork lists), except in
+// the stateless (Verkle) schedules; before Istanbul an SSTORE costs 5000 or more and running out
+// of it is plain out of gas.
+function sentryApplies(
+  common: { gteHardfork(hardfork: string): boolean; isActivatedEIP(eip: number): boolean } | undefined,
+): boolean {
+  if (!common) return false;
+  if (common.isActivatedEIP(8038)) return true;
+  return common.gteHardfork('istanbul') && !common.isActivatedEIP(6800) && !common.isActivatedEIP(7864);
 }
 
 export function normaliseError(error: string): FrameError {

@@ -24,12 +24,16 @@ const TEXTS: Record<FrameError, string> = {
   other: 'execution failed',
 };
 
-/** The error text geth gives a failed frame: `invalid opcode: SHL`, `stack underflow (1 <=> 2)`. */
+/**
+ * The error text geth gives a failed frame: `invalid opcode: SHL`, `stack underflow (1 <=> 2)`, and
+ * for EIP-2200's SSTORE sentry the out-of-gas error wrapping its gas function's reason.
+ */
 export function gethErrorText(error: FrameError, failedOp?: FrameEnd['failedOp']): string {
   if (failedOp && error === 'invalid opcode') return `invalid opcode: ${gethOpName(failedOp.opcode, null)}`;
   if (failedOp && error === 'stack underflow') {
     return `stack underflow (${failedOp.stackLength} <=> ${stackInputs(failedOp.opcode)})`;
   }
+  if (failedOp?.sentry && error === 'out of gas') return 'out of gas: not enough gas for reentrancy sentry';
   if (failedOp && error === 'stack overflow') {
     return `stack limit reached ${failedOp.stackLength} (${1024 - stackGrowth(failedOp.opcode)})`;
   }
