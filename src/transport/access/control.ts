@@ -80,8 +80,9 @@ export class AccessControl implements SocketPolicy {
     const userAgent = header(request.headers['user-agent']);
     return {
       admit: (calls) => {
-        // The entry as of now: `keys update` applies to the next body, even on an open WebSocket.
-        const current = this.entryOf(request) ?? entry;
+        // The entry as of now: `keys update` applies to the next body, even on an open WebSocket
+        // (an HTTP body's gate is made for it alone, with the entry of now).
+        const current = request.transport === 'http' ? entry : (this.entryOf(request) ?? entry);
         if (refusingList(current.settings?.allow, { origin, userAgent }, calls) !== null) {
           this.recordAll(current, calls, 'refused-allowlist');
           return ALLOWLIST_REFUSAL;

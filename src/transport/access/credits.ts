@@ -76,6 +76,20 @@ const PREFIX_CREDITS: ReadonlyArray<readonly [prefix: string, credits: number]> 
 
 /** The credits one call of `method` costs. */
 export function creditsOf(method: string): number {
+  let credits = known.get(method);
+  if (credits === undefined) {
+    credits = lookUp(method);
+    // Bounded, as method names are the client's choice; a cheap call asks this several times.
+    if (known.size >= MAX_KNOWN_METHODS) known.clear();
+    known.set(method, credits);
+  }
+  return credits;
+}
+
+const known = new Map<string, number>();
+const MAX_KNOWN_METHODS = 4096;
+
+function lookUp(method: string): number {
   const listed = Object.hasOwn(METHOD_CREDITS, method) ? METHOD_CREDITS[method] : undefined;
   if (listed !== undefined) return listed;
   for (const [prefix, credits] of PREFIX_CREDITS) if (method.startsWith(prefix)) return credits;
