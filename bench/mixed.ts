@@ -4,10 +4,10 @@
 //     of them, and a batch of four state reads; through a key with credits per second and per day
 //     (high enough never to refuse) and every limit on. Per method: requests/s, p50, p99; errors
 //     (any failed or wrong-length answer fails the run); server RSS at the start and the end.
-//  2. The same load with keys and limits off (--no-auth) and metrics off (--no-metrics): the cost
-//     of keys, limits and metrics is the throughput difference (goal: within 5%). Both run with
-//     --log-level warn; a third run, keys + limits + metrics + one log line per request (info, the
-//     default), shows what the request log costs on top.
+//  2. The same load with limits and metrics off: a key with no settings and --no-metrics. The cost
+//     of limits and metrics is the throughput difference (goal: within 5%). Also against no keys at
+//     all (--no-auth: no key check, no usage), and with one log line per request (info, the default)
+//     on top; all other runs use --log-level warn.
 //  3. eth_chainId at 16 connections with one API process and with --processes 2 (goal: ≥ 15,000
 //     requests/s on this machine's 2 cores).
 //  4. Server CPU time per answer (from /proc, the server's whole process tree) for ethtrace and for
@@ -190,16 +190,23 @@ async function main(): Promise<void> {
     ]);
     if (made.code !== 0) throw new Error(made.stderr);
     const key = made.stdout.split('\n')[0]?.trim() ?? '';
+    const bare = await runCli(['keys', 'create', '--datadir', datadir, '--name', 'no-settings']);
+    if (bare.code !== 0) throw new Error(bare.stderr);
+    const keyWithoutSettings = bare.stdout.split('\n')[0]?.trim() ?? '';
 
     log('keys, limits and metrics on');
     const on = await startServer(datadir, ['--log-level', 'warn'], key);
     const groups = await groupsOf(on.url, number);
     const withLimits = await mixed(on, groups, MIXED_SECONDS);
     await on.child.stop();
-    log('keys, limits and metrics off');
-    const off = await startServer(datadir, ['--no-metrics', '--log-level', 'warn'], null);
+    log('limits and metrics off (a key with no settings, --no-metrics)');
+    const off = await startServer(datadir, ['--no-metrics', '--log-level', 'warn'], keyWithoutSettings);
     const withoutLimits = await mixed(off, groups, MIXED_SECONDS);
     await off.child.stop();
+    log('no keys at all, no metrics');
+    const noAuth = await startServer(datadir, ['--no-metrics', '--log-level', 'warn'], null);
+    const withoutKeys = await mixed(noAuth, groups, MIXED_SECONDS);
+    await noAuth.child.stop();
     log('keys, limits, metrics and request logs on');
     const logged = await startServer(datadir, [], key);
     const withLogs = await mixed(logged, groups, MIXED_SECONDS);
@@ -208,19 +215,24 @@ async function main(): Promise<void> {
     out.push(
       `1. mixed load, ${MIXED_SECONDS} s, 16 connections (${GROUP_CONNECTIONS} per method), keys + limits + metrics on`,
     );
-    out.push(`${pad('method', 34)}     req/s   p50 ms   p99 ms   off req/s   on/off   +logs req/s`);
+    out.push(
+      `${pad('method', 34)}     req/s   p50 ms   p99 ms   off req/s   on/off   no-auth req/s   +logs req/s`,
+    );
     let totalOn = 0;
     let totalOff = 0;
     let totalLogged = 0;
+    let totalNoAuth = 0;
     withLimits.results.forEach(({ group, result }, i) => {
       const offResult = withoutLimits.results[i]?.result;
       const offRps = offResult?.requestsPerSecond ?? Number.NaN;
       const loggedRps = withLogs.results[i]?.result.requestsPerSecond ?? Number.NaN;
+      const noAuthRps = withoutKeys.results[i]?.result.requestsPerSecond ?? Number.NaN;
+      totalNoAuth += noAuthRps;
       totalLogged += loggedRps;
       totalOn += result.requestsPerSecond;
       totalOff += offRps;
       out.push(
-        `${pad(group.name, 34)} ${num(result.requestsPerSecond)} ${num(result.latency.p50, 2).slice(1)} ${num(result.latency.p99, 2).slice(1)}   ${num(offRps)}   ${(result.requestsPerSecond / offRps).toFixed(3)}   ${num(loggedRps)}`,
+        `${pad(group.name, 34)} ${num(result.requestsPerSecond)} ${num(result.latency.p50, 2).slice(1)} ${num(result.latency.p99, 2).slice(1)}   ${num(offRps)}   ${(result.requestsPerSecond / offRps).toFixed(3)}       ${num(noAuthRps)}     ${num(loggedRps)}`,
       );
     });
     const overhead = 1 - totalOn / totalOff;
@@ -233,8 +245,9 @@ async function main(): Promise<void> {
       `   (off: ${[withoutLimits.rssStart, ...withoutLimits.rssSeries, withoutLimits.rssEnd].map((x) => x.toFixed(0)).join(' → ')})`,
     );
     out.push(
-      `2. cost of keys + limits + metrics: ${(overhead * 100).toFixed(1)}% of throughput (all methods) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
-      `   server CPU per answer ${withLimits.cpuMsPerAnswer.toFixed(3)} ms on, ${withoutLimits.cpuMsPerAnswer.toFixed(3)} ms off: +${(cpuOverhead * 100).toFixed(1)}%; with request logs ${withLogs.cpuMsPerAnswer.toFixed(3)} ms`,
+      `2. cost of limits + metrics: ${(overhead * 100).toFixed(1)}% of throughput (all methods) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
+      `   server CPU per answer ${withLimits.cpuMsPerAnswer.toFixed(3)} ms on, ${withoutLimits.cpuMsPerAnswer.toFixed(3)} ms off: +${(cpuOverhead * 100).toFixed(1)}%; no keys at all ${withoutKeys.cpuMsPerAnswer.toFixed(3)} ms; with request logs ${withLogs.cpuMsPerAnswer.toFixed(3)} ms`,
+      `   keys (key check and usage) + limits + metrics against no keys at all: ${((1 - totalOn / totalNoAuth) * 100).toFixed(1)}% of throughput`,
       `   and of one JSON log line per request (--log-level info, the default) on top: ${((1 - totalLogged / totalOn) * 100).toFixed(1)}%; RSS ${withLogs.rssStart.toFixed(0)} → ${withLogs.rssEnd.toFixed(0)} MiB`,
     );
 
