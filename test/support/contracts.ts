@@ -1,4 +1,4 @@
-import { concatHex, type Hex, numberToHex } from 'viem';
+import { concatHex, type Hex, numberToHex, type TransactionSerializableEIP1559 } from 'viem';
 
 /**
  * Hand-assembled contracts for the workloads. Bytecode rather than Solidity because the project has
@@ -57,4 +57,27 @@ export interface LogStoreCall {
 
 export function logStoreCalldata({ key, value, logs }: LogStoreCall): Hex {
   return concatHex([key, value, BigInt(logs)].map((word) => numberToHex(word, { size: 32 })));
+}
+
+/**
+ * A LogStore call from `sender` (one log; the value marks which branch of a reorg it is on), with
+ * fees any block of the reorg tests takes.
+ */
+export function signLogStoreCall(
+  sender: { signTransaction(tx: TransactionSerializableEIP1559): Promise<Hex> },
+  chainId: number,
+  logStore: Hex,
+  nonce: number,
+  value: bigint,
+): Promise<Hex> {
+  return sender.signTransaction({
+    chainId,
+    type: 'eip1559',
+    nonce,
+    to: logStore,
+    data: logStoreCalldata({ key: 7n, value, logs: 1 }),
+    gas: 100_000n,
+    maxFeePerGas: 100_000_000_000n,
+    maxPriorityFeePerGas: 1n,
+  });
 }

@@ -5,6 +5,7 @@ import { type Follower, openFollow } from '../../src/ingest/follower.ts';
 import type { ChainStore } from '../../src/store/types.ts';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from '../../src/upstream/client.ts';
 import { tempDir } from './cli.ts';
+import { rpc } from './rpcClient.ts';
 import { eventually } from './wsClient.ts';
 
 export interface FollowServer {
@@ -76,7 +77,6 @@ export async function startFollowServer(
   }
   const { httpUrl, wsUrl } = await app.listen();
   follower.start();
-  let id = 0;
   // A wait that times out says what the follower logged.
   const withLog = (wait: Promise<void>) =>
     wait.catch((e: Error) => {
@@ -94,16 +94,7 @@ export async function startFollowServer(
     wsUrl,
     datadir,
     lines,
-    async rpc<T>(method: string, params: unknown[] = []): Promise<T> {
-      const res = await fetch(httpUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-      });
-      const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
-      if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
-      return body.result as T;
-    },
+    rpc: <T>(method: string, params: unknown[] = []) => rpc<T>(httpUrl, method, params),
     async reaches(number, hash, ms = 30_000) {
       await withLog(
         eventually(

@@ -8,6 +8,7 @@ import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
 import { KeyRing } from '../../src/transport/apiKeys.ts';
 import { CONFORMANCE, tempDir } from './cli.ts';
+import { rpc } from './rpcClient.ts';
 
 export const TEST_KEY = 'test-key-0123456789';
 
@@ -58,7 +59,6 @@ export async function startServer(
   );
   const { httpUrl, wsUrl } = await app.listen();
   const url = `${httpUrl}/v3/${TEST_KEY}`;
-  let id = 0;
   return {
     app,
     store,
@@ -66,16 +66,7 @@ export async function startServer(
     wsUrl: `${wsUrl}/ws/v3/${TEST_KEY}`,
     base: httpUrl,
     wsBase: wsUrl,
-    async rpc<T>(method: string, params: unknown[] = []): Promise<T> {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-      });
-      const body = (await res.json()) as { result?: T; error?: { code: number; message: string } };
-      if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
-      return body.result as T;
-    },
+    rpc: <T>(method: string, params: unknown[] = []) => rpc<T>(url, method, params),
     async close() {
       await app.close();
       await store.close();

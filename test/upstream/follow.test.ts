@@ -8,7 +8,7 @@ import { type Hex, keccak256, type Log } from 'viem';
 import { type Anvil, mineBlock, startAnvil } from '../support/anvil.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { CONFORMANCE, collect, runCli, tempDir } from '../support/cli.ts';
-import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { LOG_STORE_INITCODE, signLogStoreCall } from '../support/contracts.ts';
 import { devAccount } from '../support/devAccounts.ts';
 import { serveCli, serveDev, stopDev } from '../support/devServer.ts';
 import { HEADER_FIELDS } from '../support/exportChain.ts';
@@ -323,16 +323,7 @@ describe('a reorg on anvil, followed', () => {
   let logStore: Hex;
   const sender = devAccount(0);
   const signed = (nonce: number, value: bigint) =>
-    sender.signTransaction({
-      chainId: anvil.genesis.config.chainId,
-      type: 'eip1559',
-      nonce,
-      to: logStore,
-      data: logStoreCalldata({ key: 7n, value, logs: 1 }),
-      gas: 100_000n,
-      maxFeePerGas: 100_000_000_000n,
-      maxPriorityFeePerGas: 1n,
-    });
+    signLogStoreCall(sender, anvil.genesis.config.chainId, logStore, nonce, value);
 
   const work = tempDir('ethtrace-follow-reorg-');
   before(async () => {

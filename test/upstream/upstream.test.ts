@@ -4,7 +4,7 @@ import type { Hex, Log } from 'viem';
 import { type Anvil, mineBlock, startAnvil } from '../support/anvil.ts';
 import { asCall, serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { runCli } from '../support/cli.ts';
-import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { LOG_STORE_INITCODE, signLogStoreCall } from '../support/contracts.ts';
 import { devAccount } from '../support/devAccounts.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
 import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
@@ -268,16 +268,7 @@ describe('a reorg on the upstream', () => {
   let logStore: Hex;
   const sender = devAccount(0);
   const signed = (nonce: number, value: bigint) =>
-    sender.signTransaction({
-      chainId: anvil.genesis.config.chainId,
-      type: 'eip1559',
-      nonce,
-      to: logStore,
-      data: logStoreCalldata({ key: 7n, value, logs: 1 }),
-      gas: 100_000n,
-      maxFeePerGas: 100_000_000_000n,
-      maxPriorityFeePerGas: 1n,
-    });
+    signLogStoreCall(sender, anvil.genesis.config.chainId, logStore, nonce, value);
 
   before(async () => {
     anvil = await startAnvil();

@@ -200,7 +200,8 @@ interface LocalKey {
   dayUsed: number;
 }
 
-const NO_ASK: ExchangeAsk = {
+/** An exchange that asks for nothing and returns nothing: what a key's state is now. */
+export const NO_ASK: ExchangeAsk = {
   rateNeed: 0,
   rateWant: 0,
   dayNeed: 0,

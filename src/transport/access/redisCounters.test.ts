@@ -3,21 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { KeyLimits } from './bucket.ts';
-import { type ExchangeAsk, LeasingLedger, MemoryCounters } from './ledger.ts';
+import { type ExchangeAsk, LeasingLedger, MemoryCounters, NO_ASK } from './ledger.ts';
 import { RedisCounters } from './redisCounters.ts';
 
 // The Redis this machine runs (README: tests talk to the real one); each test uses keys of its own.
 const REDIS_URL = process.env.ETHTRACE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
-
-const NONE: ExchangeAsk = {
-  rateNeed: 0,
-  rateWant: 0,
-  dayNeed: 0,
-  dayWant: 0,
-  rateReturn: 0,
-  dayReturn: 0,
-  charged: 0,
-};
 
 describe('RedisCounters (the real Redis)', () => {
   const connections: Redis[] = [];
@@ -44,12 +34,12 @@ describe('RedisCounters (the real Redis)', () => {
     const memory = new MemoryCounters();
     const limits: KeyLimits = { creditsPerSecond: null, burst: 0, creditsPerDay: 1000 };
     const asks: ExchangeAsk[] = [
-      { ...NONE, dayNeed: 300, dayWant: 300 },
-      { ...NONE, dayNeed: 300, dayWant: 500 },
-      { ...NONE, charged: 50 },
-      { ...NONE, dayNeed: 300, dayWant: 300 },
-      { ...NONE, dayReturn: 200 },
-      { ...NONE, dayNeed: 300, dayWant: 300 },
+      { ...NO_ASK, dayNeed: 300, dayWant: 300 },
+      { ...NO_ASK, dayNeed: 300, dayWant: 500 },
+      { ...NO_ASK, charged: 50 },
+      { ...NO_ASK, dayNeed: 300, dayWant: 300 },
+      { ...NO_ASK, dayReturn: 200 },
+      { ...NO_ASK, dayNeed: 300, dayWant: 300 },
     ];
     for (const ask of asks)
       assert.deepEqual(await redis.exchange('day', ask, limits), await memory.exchange('day', ask, limits));
@@ -60,10 +50,10 @@ describe('RedisCounters (the real Redis)', () => {
     const limits: KeyLimits = { creditsPerSecond: null, burst: 0, creditsPerDay: null };
     await Promise.all(
       processes.flatMap((p) =>
-        Array.from({ length: 25 }, () => p.exchange('race', { ...NONE, charged: 7 }, limits)),
+        Array.from({ length: 25 }, () => p.exchange('race', { ...NO_ASK, charged: 7 }, limits)),
       ),
     );
-    const last = await processes[0]?.exchange('race', NONE, limits);
+    const last = await processes[0]?.exchange('race', NO_ASK, limits);
     assert.equal(last?.dayUsed, 4 * 25 * 7);
   });
 
