@@ -1,5 +1,10 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
-import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress } from '@ethereumjs/util';
+import {
+  bigIntToBytes,
+  bigIntToUnpaddedBytes,
+  eoaCode7702RecoverAuthority,
+  generateAddress,
+} from '@ethereumjs/util';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
@@ -110,7 +115,16 @@ async function traceCall(
       value: call.value ?? 0n,
       gasLimit: call.gas,
       coinbase: job.blockOverrides?.feeRecipient ?? header.coinbase.bytes,
-      authorities: [],
+      authorities: recovered(
+        (call.authorizationList ?? []).map((a) => [
+          bigIntToUnpaddedBytes(a.chainId),
+          a.address,
+          bigIntToUnpaddedBytes(a.nonce),
+          bigIntToUnpaddedBytes(a.yParity),
+          bigIntToUnpaddedBytes(a.r),
+          bigIntToUnpaddedBytes(a.s),
+        ]),
+      ),
     });
     tracer.attach(session.evm);
     let gasUsed: bigint;
@@ -142,8 +156,15 @@ function txContext(tx: TypedTransaction, coinbase: Uint8Array): TxContext {
 
 function authorities(tx: TypedTransaction): Uint8Array[] {
   if (!('authorizationList' in tx)) return [];
+  return recovered(tx.authorizationList as Authorization[]);
+}
+
+type Authorization = Parameters<typeof eoaCode7702RecoverAuthority>[0];
+
+/** The authorities of an authorization list, as geth's OnTxStart hands them to the tracer. */
+function recovered(list: Authorization[]): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (const auth of tx.authorizationList as Parameters<typeof eoaCode7702RecoverAuthority>[0][]) {
+  for (const auth of list) {
     try {
       out.push(eoaCode7702RecoverAuthority(auth).bytes);
     } catch {

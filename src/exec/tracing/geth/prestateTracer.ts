@@ -39,12 +39,20 @@ const EXTCODEHASH = 0x3f;
 const SELFDESTRUCT = 0xff;
 const CALL_OPS = new Set([0xf1, 0xf2, 0xf4, 0xfa]);
 const ADDRESS_OPS = new Set([BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT]);
+/** EIP-7702's delegation designator: the whole code of a delegated account is `0xef0100 ‖ address`. */
+const DELEGATION_PREFIX = [0xef, 0x01, 0x00];
+const DELEGATION_LENGTH = 23;
 
 /**
  * geth's prestateTracer: every account the transaction touches (sender, recipient, coinbase, the
  * addresses its ops name, the contracts it creates) as it was when first touched, with the storage
  * slots it read or wrote. `diffMode` gives `{pre, post}` of what changed instead. Accounts are read
  * when geth reads them (see StateReader): at the start of the transaction, and as each op runs.
+ *
+ * From Prague on, the delegate of an EIP-7702 account is listed too, where geth looks it up: the
+ * recipient's delegate as the transaction starts (before its own authorizations apply, so a
+ * transaction that delegates or re-delegates its recipient lists the delegate it had, not the new
+ * one), and the delegate of the account each CALL-family op names, as it is at that op.
  */
 export class PrestateTracer implements GethTracer {
   private readonly pre = new Map<string, Looked>();
@@ -52,6 +60,7 @@ export class PrestateTracer implements GethTracer {
   private readonly deleted = new Set<string>();
   private reader: StateReader | null = null;
   private evm: EVM | null = null;
+  private delegations = false;
   private post: Map<
     string,
     { account: Promise<AccountState>; storage: Map<string, Promise<Uint8Array>> }
@@ -65,6 +74,7 @@ export class PrestateTracer implements GethTracer {
   attach(evm: EVM): void {
     this.evm = evm;
     this.reader = stateReader(evm);
+    this.delegations = evm.common.isActivatedEIP(7702);
     // geth's OnTxStart, before the sender pays for gas.
     if (this.tx.creation) this.created.add(toHex(this.tx.to));
     this.lookupAccount(this.tx.from);
@@ -97,20 +107,44 @@ export class PrestateTracer implements GethTracer {
   frameStart(_start: FrameStart): void {}
   frameEnd(_end: FrameEnd): void {}
 
-  private readonly onStep = (step: InterpreterStep): void => {
+  /**
+   * Takes `resolve` so that the EVM waits for it: after a CALL-family op, the callee's code is read to
+   * find a delegate, and the delegate must be read before the EVM moves on and may change it.
+   */
+  private readonly onStep = (step: InterpreterStep, resolve?: (result?: unknown) => void): void => {
     const code = step.opcode.code;
     const stack = step.stack;
     const top = stack[stack.length - 1];
-    if (top === undefined) return;
-    if (code === SLOAD || code === SSTORE) {
-      this.lookupStorage(step.address.bytes, top);
-    } else if (ADDRESS_OPS.has(code)) {
-      this.lookupAccount(addressOf(top));
-      if (code === SELFDESTRUCT) this.deleted.add(step.address.toString());
-    } else if (CALL_OPS.has(code) && stack.length >= 5) {
-      this.lookupAccount(addressOf(stack[stack.length - 2] ?? 0n));
+    if (top !== undefined) {
+      if (code === SLOAD || code === SSTORE) {
+        this.lookupStorage(step.address.bytes, top);
+      } else if (ADDRESS_OPS.has(code)) {
+        this.lookupAccount(addressOf(top));
+        if (code === SELFDESTRUCT) this.deleted.add(step.address.toString());
+      } else if (CALL_OPS.has(code) && stack.length >= 5) {
+        const callee = addressOf(stack[stack.length - 2] ?? 0n);
+        this.lookupAccount(callee);
+        // The callee's code as it is now (the transaction may have delegated it since it started).
+        if (this.delegations && this.reader) {
+          this.lookupDelegate(this.reader.account(callee)).finally(() => resolve?.());
+          return;
+        }
+      }
     }
+    resolve?.();
   };
+
+  /** Looks up the delegate the account (once read) designates, if it is an EIP-7702 account. */
+  private lookupDelegate(account: Promise<AccountState>): Promise<void> {
+    return account.then(
+      (a) => {
+        const target = delegationTarget(a.code);
+        if (target) this.lookupAccount(target);
+      },
+      // The read's failure fails the replay that made it; `result` would report it for a tracked read.
+      () => {},
+    );
+  }
 
   /**
    * Creations are looked up as their frame starts (awaited: the listener takes `resolve`), when the
@@ -118,7 +152,19 @@ export class PrestateTracer implements GethTracer {
    */
   private readonly onMessage = (message: Message, resolve?: (result?: unknown) => void): void => {
     const done = () => resolve?.();
-    if (message.depth === 0 || message.to !== undefined || !this.reader) {
+    if (message.depth === 0) {
+      // geth reads the recipient's delegate at the start of the transaction, from its code then
+      // (read in `attach`). Nothing between then and the top frame's start changes an account that
+      // is not the sender, the coinbase or an authority, all read in `attach` already.
+      const recipient = this.pre.get(toHex(this.tx.to));
+      if (this.delegations && !this.tx.creation && recipient) {
+        this.lookupDelegate(recipient.account).finally(done);
+        return;
+      }
+      done();
+      return;
+    }
+    if (message.to !== undefined || !this.reader) {
       done();
       return;
     }
@@ -194,7 +240,8 @@ export class PrestateTracer implements GethTracer {
         modified = true;
       }
       if (!this.config.disableCode && !equalsBytes(after.state.code, p.state.code)) {
-        if (after.state.code.length > 0) changed.code = toHex(after.state.code);
+        // Cleared code (an EIP-7702 delegation revoked) is `0x`, as geth prints it.
+        changed.code = toHex(after.state.code);
         modified = true;
       }
       const preStorage = new Map<string, Uint8Array>();
@@ -238,6 +285,13 @@ export class PrestateTracer implements GethTracer {
     }
     return json;
   }
+}
+
+/** The delegate an EIP-7702 designator names (geth's ParseDelegation), or null for any other code. */
+function delegationTarget(code: Uint8Array): Uint8Array | null {
+  if (code.length !== DELEGATION_LENGTH) return null;
+  if (DELEGATION_PREFIX.some((b, i) => code[i] !== b)) return null;
+  return code.slice(DELEGATION_PREFIX.length);
 }
 
 function addressOf(value: bigint): Uint8Array {
