@@ -11,6 +11,7 @@ import { RequestFailed } from '../core/errors.ts';
 import { bytesKey } from '../primitives/hex.ts';
 import { fastOpcodes, patchInterpreter } from './evmSpeedups.ts';
 import { OverlayStateManager } from './overlayState.ts';
+import { notePrecompileFailures } from './precompileFailure.ts';
 import { TraceHooks } from './tracing/hooks.ts';
 
 // What makes simulation cheap to set up: one Common per fork with every package's parameters in
@@ -106,6 +107,7 @@ export async function acquireMachine(
     });
     await patchInterpreter();
     fastOpcodes(vm.evm as EVM);
+    notePrecompileFailures(vm.evm as EVM);
     machine = { vm, hooks: new TraceHooks(vm.evm as EVM), state, busy: false };
     if (!idleMachines.has(common)) idleMachines.set(common, machine);
   }

@@ -5,7 +5,7 @@ import { CallValidationError } from '../callValidation.ts';
 import { callMessage } from '../message.ts';
 import type { SimulatedCall } from '../session.ts';
 import type { CallContext } from './context.ts';
-import { asCallError, exceptionOf, failure, usedGas } from './outcome.ts';
+import { asCallError, failure, failureOf, usedGas } from './outcome.ts';
 
 // params.TxGas: a plain transfer; below it no call is valid, so geth reads a smaller gas as "none".
 const TX_GAS = 21_000n;
@@ -70,7 +70,7 @@ export async function estimateGas(
   }
   const first = await execute(hi);
   if (first === 'intrinsic gas too low' || first.failed) {
-    if (first !== 'intrinsic gas too low' && exceptionOf(first) !== 'out of gas') throw failure(first);
+    if (first !== 'intrinsic gas too low' && failureOf(first) !== 'out of gas') throw failure(first);
     throw new RequestFailed(`gas required exceeds allowance (${hi})`);
   }
   // The gas used (after refunds) bounds the limit from below, except for calls that read gasleft().

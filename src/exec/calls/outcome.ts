@@ -1,9 +1,10 @@
 import { type DomainError, RequestFailed, Reverted } from '../../core/errors.ts';
 import { CallValidationError } from '../callValidation.ts';
+import { precompileFailure } from '../precompileFailure.ts';
 import { revertReason } from '../revertReason.ts';
 import type { SimulatedCall } from '../session.ts';
 import { gethErrorText } from '../tracing/geth/errors.ts';
-import { failedOpOf, normaliseError } from '../tracing/hooks.ts';
+import { type FrameError, failedOpOf, normaliseError } from '../tracing/hooks.ts';
 
 // How geth's call methods word what happened to a call: its failure, its revert, its gas.
 
@@ -20,14 +21,20 @@ export function asCallError(e: unknown, word: (reason: string) => string): unkno
 
 /** The error for a call that ran and failed: its revert, or the EVM's error in geth's words. */
 export function failure(outcome: SimulatedCall): DomainError {
-  return exceptionOf(outcome) === 'revert'
-    ? executionReverted(outcome.output)
-    : new RequestFailed(vmError(outcome));
+  return failureOf(outcome) === 'revert' ? executionReverted(outcome.output) : new RequestFailed(vmError(outcome));
 }
 
-/** ethereumjs's name of the call's failure, if it failed in the EVM. */
-export function exceptionOf(outcome: SimulatedCall): string | undefined {
-  return outcome.result?.execResult.exceptionError?.error;
+/**
+ * How the call failed in the EVM, if it did. A call to a precompile that failed is out of gas or a
+ * failed precompile, whatever ethereumjs named it (it names a bad BN254 point a revert, and an
+ * operand past EIP-7823's bound out of gas).
+ */
+export function failureOf(outcome: SimulatedCall): FrameError | undefined {
+  const error = outcome.result?.execResult.exceptionError;
+  if (!error) return undefined;
+  const precompile = precompileFailure(error);
+  if (precompile) return precompile.outOfGas ? 'out of gas' : 'precompile failed';
+  return normaliseError(error.error);
 }
 
 /** Gas used after refunds (and at least EIP-7623's floor): what a receipt would say. */
@@ -37,8 +44,10 @@ export function usedGas(outcome: SimulatedCall): bigint {
 
 /** The EVM's error in geth's words (the geth table of tracing/geth/errors.ts, with its details). */
 export function vmError(outcome: SimulatedCall): string {
-  const error = exceptionOf(outcome);
-  if (error === undefined) return 'execution failed';
-  const kind = normaliseError(error);
+  const exceptionError = outcome.result?.execResult.exceptionError;
+  const kind = failureOf(outcome);
+  if (!exceptionError || kind === undefined) return 'execution failed';
+  const precompile = precompileFailure(exceptionError);
+  if (precompile) return precompile.text;
   return gethErrorText(kind, failedOpOf(kind, outcome.result?.execResult.runState));
 }

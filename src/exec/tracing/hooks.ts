@@ -1,5 +1,6 @@
 import { type EVM, type EVMResult, getActivePrecompiles, type Message } from '@ethereumjs/evm';
 import { type Address, bigIntToBytes, bytesToUnprefixedHex, setLengthLeft } from '@ethereumjs/util';
+import { precompileFailure } from '../precompileFailure.ts';
 
 export type FrameKind = 'call' | 'callcode' | 'delegatecall' | 'staticcall' | 'create' | 'create2';
 
@@ -30,6 +31,12 @@ export interface FrameEnd {
    * with `sentry`: geth words it apart from other out-of-gas failures, OpenEthereum does not.
    */
   failedOp?: { opcode: number; stackLength: number; sentry?: true };
+  /**
+   * For a precompile that failed other than by running out of gas, its own error in geth's words
+   * (`point is not on curve`, `invalid input length`; src/exec/precompileFailure.ts). Parity's
+   * dialect words every such failure `Built-in failed`.
+   */
+  precompileError?: string;
 }
 
 export type FrameError =
@@ -262,14 +269,24 @@ export class TraceHooks {
     if (!tracer) return;
     this.frames.pop();
     const exec = result.execResult;
-    const error = exec.exceptionError ? normaliseError(exec.exceptionError.error) : null;
-    const failedOp = error === null ? undefined : failedOpOf(error, exec.runState);
+    const failure = exec.exceptionError ? precompileFailure(exec.exceptionError) : undefined;
+    // A failed precompile is out of gas or failed, whatever ethereumjs called it (BN254's input
+    // errors come back as a revert, which the precompile did not do).
+    const error = failure
+      ? failure.outOfGas
+        ? 'out of gas'
+        : 'precompile failed'
+      : exec.exceptionError
+        ? normaliseError(exec.exceptionError.error)
+        : null;
+    const failedOp = error === null || failure ? undefined : failedOpOf(error, exec.runState);
     tracer.frameEnd({
       gasUsed: exec.executionGasUsed,
       output: exec.returnValue.slice(),
       error,
       createdAddress: result.createdAddress?.bytes ?? null,
       ...(failedOp ? { failedOp } : {}),
+      ...(failure && !failure.outOfGas ? { precompileError: failure.text } : {}),
     });
   }
 }

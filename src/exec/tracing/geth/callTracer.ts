@@ -131,7 +131,7 @@ export class CallTracer implements GethTracer {
     if (end.error === null) {
       if (end.output.length > 0) frame.output = toHex(end.output);
     } else {
-      frame.error = gethErrorText(end.error, end.failedOp);
+      frame.error = gethErrorText(end.error, end.failedOp, end.precompileError);
       open.failed = true;
       if (creation) delete frame.to;
       if (end.error === 'revert' && end.output.length > 0) {

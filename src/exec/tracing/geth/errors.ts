@@ -25,10 +25,16 @@ const TEXTS: Record<FrameError, string> = {
 };
 
 /**
- * The error text geth gives a failed frame: `invalid opcode: SHL`, `stack underflow (1 <=> 2)`, and
- * for EIP-2200's SSTORE sentry the out-of-gas error wrapping its gas function's reason.
+ * The error text geth gives a failed frame: `invalid opcode: SHL`, `stack underflow (1 <=> 2)`, for
+ * EIP-2200's SSTORE sentry the out-of-gas error wrapping its gas function's reason, and for a failed
+ * precompile the precompile's own error.
  */
-export function gethErrorText(error: FrameError, failedOp?: FrameEnd['failedOp']): string {
+export function gethErrorText(
+  error: FrameError,
+  failedOp?: FrameEnd['failedOp'],
+  precompileError?: string,
+): string {
+  if (error === 'precompile failed' && precompileError) return precompileError;
   if (failedOp && error === 'invalid opcode') return `invalid opcode: ${gethOpName(failedOp.opcode, null)}`;
   if (failedOp && error === 'stack underflow') {
     return `stack underflow (${failedOp.stackLength} <=> ${stackInputs(failedOp.opcode)})`;
