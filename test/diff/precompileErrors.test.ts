@@ -117,6 +117,20 @@ function pointEvaluation(z: bigint, y: bigint, commitment: Hex, proof: Hex): Hex
 /** The compressed point at infinity (flags 110). */
 const G1_INFINITY = concatHex(['0xc0', zeros(47)]);
 
+/** A compressed G1 point (flags 100) with x = the first `x` for which `keep` holds. */
+function compressedG1(keep: (square: boolean, torsionFree: boolean) => boolean): Hex {
+  const Fp = bls12_381.G1.Point.Fp;
+  for (let x = 1n; ; x++) {
+    const ySquared = Fp.add(Fp.mul(Fp.sqr(x), x), 4n);
+    const square = Fp.pow(ySquared, (Fp.ORDER - 1n) / 2n) !== Fp.ORDER - 1n;
+    const torsionFree = square && bls12_381.G1.Point.fromAffine({ x, y: Fp.sqrt(ySquared) }).isTorsionFree();
+    if (!keep(square, torsionFree)) continue;
+    const bytes = Buffer.from(word(x, 48).slice(2), 'hex');
+    bytes[0] = (bytes[0] ?? 0) | 0x80;
+    return bytesToHex(bytes);
+  }
+}
+
 interface Case {
   name: string;
   precompile: Address;
@@ -309,6 +323,57 @@ const CASES: Case[] = [
     gas: 100_000,
     value: 1n,
     geth: `${KZG}invalid point encoding`,
+  },
+  // gnark's decoding of the 48-byte commitment and proof (go-eth-kzg reads them that way).
+  {
+    name: 'point evaluation commitment uncompressed (flags 000), which takes 96 bytes',
+    precompile: at(0x0a),
+    input: pointEvaluation(0n, 1n, concatHex(['0x01', zeros(47)]), G1_INFINITY),
+    gas: 100_000,
+    value: 1n,
+    geth: `${KZG}short buffer`,
+  },
+  {
+    name: 'point evaluation commitment at infinity with bits set',
+    precompile: at(0x0a),
+    input: pointEvaluation(0n, 1n, concatHex(['0xc0', zeros(46), '0x01']), G1_INFINITY),
+    gas: 100_000,
+    value: 1n,
+    geth: `${KZG}invalid infinity point encoding`,
+  },
+  {
+    name: 'point evaluation commitment x not below p',
+    precompile: at(0x0a),
+    input: pointEvaluation(0n, 1n, concatHex(['0x9f', `0x${'ff'.repeat(47)}`]), G1_INFINITY),
+    gas: 100_000,
+    value: 1n,
+    geth: `${KZG}invalid fp.Element encoding`,
+  },
+  {
+    name: 'point evaluation commitment x with no point on the curve',
+    precompile: at(0x0a),
+    input: pointEvaluation(
+      0n,
+      1n,
+      compressedG1((square) => !square),
+      G1_INFINITY,
+    ),
+    gas: 100_000,
+    value: 1n,
+    geth: `${KZG}invalid compressed coordinate: square root doesn't exist`,
+  },
+  {
+    name: 'point evaluation proof outside the subgroup',
+    precompile: at(0x0a),
+    input: pointEvaluation(
+      0n,
+      1n,
+      G1_INFINITY,
+      compressedG1((square, free) => square && !free),
+    ),
+    gas: 100_000,
+    value: 1n,
+    geth: `${KZG}invalid point: subgroup check failed`,
   },
   {
     name: 'point evaluation proof that does not verify',

@@ -61,6 +61,30 @@ export class EvmPatch {
     }
   }
 
+  /**
+   * `before` runs, and is awaited, before each of the `codes` ops runs, with the stack items it will
+   * take (top first). Only for ops whose handlers are async (the CALL family and CREATEs): the
+   * interpreter awaits nothing else.
+   */
+  beforeAsyncOp(
+    codes: readonly number[],
+    inputs: number,
+    before: (runState: RunState, args: bigint[]) => Promise<void>,
+  ): void {
+    const map = (this.evm as unknown as EvmInternals)._opcodeMap;
+    for (const code of codes) {
+      const entry = map[code];
+      if (!entry?.opcodeInfo.isAsync || this.originals.has(code)) continue;
+      this.originals.set(code, entry);
+      const handler = entry.opHandler;
+      const opHandler = async (runState: RunState, common: unknown) => {
+        await before(runState, runState.stack.peek(Math.min(inputs, runState.stack._len)));
+        await handler(runState, common);
+      };
+      map[code] = { ...entry, opHandler };
+    }
+  }
+
   /** `after` sees each interpreter run (a frame with code) as it returns. */
   afterInterpreter(after: (message: { depth: number }, result: InterpreterResult) => void): void {
     if (this.interpreter) return;

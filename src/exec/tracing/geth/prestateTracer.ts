@@ -8,6 +8,7 @@ import {
 } from '@ethereumjs/util';
 import { bigintWord, quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
 import type { FrameEnd, FrameStart } from '../hooks.ts';
+import { EvmPatch, type RunState } from './evmPatch.ts';
 import {
   type AccountState,
   type GethTracer,
@@ -61,6 +62,7 @@ export class PrestateTracer implements GethTracer {
   private reader: StateReader | null = null;
   private evm: EVM | null = null;
   private delegations = false;
+  private patch: EvmPatch | null = null;
   private post: Map<
     string,
     { account: Promise<AccountState>; storage: Map<string, Promise<Uint8Array>> }
@@ -83,6 +85,10 @@ export class PrestateTracer implements GethTracer {
     for (const authority of this.tx.authorities) this.lookupAccount(authority);
     evm.events.on('step', this.onStep);
     evm.events.on('beforeMessage', this.onMessage);
+    if (this.delegations) {
+      this.patch = new EvmPatch(evm);
+      this.patch.beforeAsyncOp([...CALL_OPS], 5, this.beforeCall);
+    }
   }
 
   detach(): void {
@@ -90,6 +96,8 @@ export class PrestateTracer implements GethTracer {
     if (!evm) return;
     evm.events.off('step', this.onStep);
     evm.events.off('beforeMessage', this.onMessage);
+    this.patch?.restore();
+    this.patch = null;
     this.evm = null;
     // geth's OnTxEnd: the state after the transaction, read now, before the next one changes it.
     if (this.config.diffMode && this.reader) {
@@ -107,31 +115,29 @@ export class PrestateTracer implements GethTracer {
   frameStart(_start: FrameStart): void {}
   frameEnd(_end: FrameEnd): void {}
 
-  /**
-   * Takes `resolve` so that the EVM waits for it: after a CALL-family op, the callee's code is read to
-   * find a delegate, and the delegate must be read before the EVM moves on and may change it.
-   */
-  private readonly onStep = (step: InterpreterStep, resolve?: (result?: unknown) => void): void => {
+  private readonly onStep = (step: InterpreterStep): void => {
     const code = step.opcode.code;
     const stack = step.stack;
     const top = stack[stack.length - 1];
-    if (top !== undefined) {
-      if (code === SLOAD || code === SSTORE) {
-        this.lookupStorage(step.address.bytes, top);
-      } else if (ADDRESS_OPS.has(code)) {
-        this.lookupAccount(addressOf(top));
-        if (code === SELFDESTRUCT) this.deleted.add(step.address.toString());
-      } else if (CALL_OPS.has(code) && stack.length >= 5) {
-        const callee = addressOf(stack[stack.length - 2] ?? 0n);
-        this.lookupAccount(callee);
-        // The callee's code as it is now (the transaction may have delegated it since it started).
-        if (this.delegations && this.reader) {
-          this.lookupDelegate(this.reader.account(callee)).finally(() => resolve?.());
-          return;
-        }
-      }
+    if (top === undefined) return;
+    if (code === SLOAD || code === SSTORE) {
+      this.lookupStorage(step.address.bytes, top);
+    } else if (ADDRESS_OPS.has(code)) {
+      this.lookupAccount(addressOf(top));
+      if (code === SELFDESTRUCT) this.deleted.add(step.address.toString());
+    } else if (CALL_OPS.has(code) && stack.length >= 5) {
+      this.lookupAccount(addressOf(stack[stack.length - 2] ?? 0n));
     }
-    resolve?.();
+  };
+
+  /**
+   * Before a CALL-family op runs (the EVM waits for it, so nothing changes meanwhile): the callee's
+   * code as it is now, the transaction may have delegated it since it started, and its delegate.
+   */
+  private readonly beforeCall = (_runState: RunState, args: bigint[]): Promise<void> => {
+    // As the step listener: geth looks at a CALL with at least five stack items.
+    if (args.length < 5 || !this.reader) return Promise.resolve();
+    return this.lookupDelegate(this.reader.account(addressOf(args[1] ?? 0n)));
   };
 
   /** Looks up the delegate the account (once read) designates, if it is an EIP-7702 account. */
