@@ -21,7 +21,9 @@ export function asCallError(e: unknown, word: (reason: string) => string): unkno
 
 /** The error for a call that ran and failed: its revert, or the EVM's error in geth's words. */
 export function failure(outcome: SimulatedCall): DomainError {
-  return failureOf(outcome) === 'revert' ? executionReverted(outcome.output) : new RequestFailed(vmError(outcome));
+  return failureOf(outcome) === 'revert'
+    ? executionReverted(outcome.output)
+    : new RequestFailed(vmError(outcome));
 }
 
 /**
