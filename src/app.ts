@@ -11,8 +11,7 @@ import { type Logger, lineLogger, RequestLine } from './observe/log.ts';
 import { METRICS_CONTENT_TYPE, Metrics } from './observe/metrics.ts';
 import { health, readiness } from './observe/ready.ts';
 import { type CallGate, RpcEnvelope } from './rpc/envelope.ts';
-import { METHODS } from './rpc/methods/index.ts';
-import { withPassThrough } from './rpc/methods/passThrough.ts';
+import { methodTable } from './rpc/methods/index.ts';
 import type { Services } from './rpc/services.ts';
 import { DebugService } from './services/debug.ts';
 import type { DevService } from './services/dev/index.ts';
@@ -187,7 +186,7 @@ export async function buildApp(
           )
       : null,
   };
-  const table = upstream ? withPassThrough(METHODS) : METHODS;
+  const table = methodTable(upstream !== undefined);
   const envelope = new RpcEnvelope(
     table,
     { services },
@@ -259,6 +258,7 @@ export async function buildApp(
   const dashboard = deps.dashboard
     ? new DashboardSource({
         book: deps.dashboard.book,
+        methods: Object.keys(table),
         keys: config.keys,
         pool: () => execution.stats(),
         head,

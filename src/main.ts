@@ -36,6 +36,7 @@ import {
   StartFailure,
   startPrimary,
 } from './processes.ts';
+import { methodTable } from './rpc/methods/index.ts';
 import { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
@@ -388,7 +389,9 @@ async function startCommand(o: StartOptions): Promise<void> {
         : role === 'api'
           ? new LeasingLedger(new IpcCounters(process), Date.now, log)
           : undefined;
-      const policy = keys && openAccessControl(keys, datadir, log, metrics, ledger);
+      const policy =
+        keys &&
+        openAccessControl(keys, datadir, log, metrics, ledger, Object.keys(methodTable(Boolean(source))));
       access = policy;
       app = await buildApp(
         { ...config, keys },

@@ -354,7 +354,7 @@ export class Metrics {
 }
 
 /** A JSON-RPC error code as a label: the spec's and servers' range (-32768…-32000) and 3 (revert); else "other". */
-function codeLabel(code: number): string {
+export function codeLabel(code: number): string {
   return (Number.isInteger(code) && code >= -32768 && code <= -32000) || code === 3 ? String(code) : OTHER;
 }
 
