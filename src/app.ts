@@ -122,6 +122,8 @@ export async function buildApp(
     cluster?: { metricsText(): Promise<string> };
     /** The metrics registry (observe/metrics.ts); made here when not given. */
     metrics?: Metrics;
+    /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
+    sharedLimitsProblem?: () => string | null;
     /** Following an upstream: the follower's heads, for metrics and `/ready`. */
     follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
     /** The gate of one body (src/transport/gate.ts), from who sent it. */
@@ -221,6 +223,7 @@ export async function buildApp(
           head,
           maxHeadAgeSeconds: config.readyMaxHeadAgeSeconds ?? null,
           ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
+          ...(deps.sharedLimitsProblem ? { sharedLimitsProblem: deps.sharedLimitsProblem } : {}),
           ...(deps.follow
             ? {
                 followProblem: () => deps.follow?.().error?.message ?? null,
