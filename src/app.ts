@@ -11,8 +11,7 @@ import { type Logger, lineLogger, RequestLine } from './observe/log.ts';
 import { METRICS_CONTENT_TYPE, Metrics } from './observe/metrics.ts';
 import { health, readiness } from './observe/ready.ts';
 import { type CallGate, RpcEnvelope } from './rpc/envelope.ts';
-import { METHODS } from './rpc/methods/index.ts';
-import { withPassThrough } from './rpc/methods/passThrough.ts';
+import { methodTable } from './rpc/methods/index.ts';
 import type { Services } from './rpc/services.ts';
 import { DebugService } from './services/debug.ts';
 import type { DevService } from './services/dev/index.ts';
@@ -123,6 +122,8 @@ export async function buildApp(
     cluster?: { metricsText(): Promise<string> };
     /** The metrics registry (observe/metrics.ts); made here when not given. */
     metrics?: Metrics;
+    /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
+    sharedLimitsProblem?: () => string | null;
     /** Following an upstream: the follower's heads, for metrics and `/ready`. */
     follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
     /** The gate of one body (src/transport/gate.ts), from who sent it. */
@@ -187,7 +188,7 @@ export async function buildApp(
           )
       : null,
   };
-  const table = upstream ? withPassThrough(METHODS) : METHODS;
+  const table = methodTable(upstream !== undefined);
   const envelope = new RpcEnvelope(
     table,
     { services },
@@ -222,6 +223,7 @@ export async function buildApp(
           head,
           maxHeadAgeSeconds: config.readyMaxHeadAgeSeconds ?? null,
           ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
+          ...(deps.sharedLimitsProblem ? { sharedLimitsProblem: deps.sharedLimitsProblem } : {}),
           ...(deps.follow
             ? {
                 followProblem: () => deps.follow?.().error?.message ?? null,
@@ -259,6 +261,7 @@ export async function buildApp(
   const dashboard = deps.dashboard
     ? new DashboardSource({
         book: deps.dashboard.book,
+        methods: Object.keys(table),
         keys: config.keys,
         pool: () => execution.stats(),
         head,

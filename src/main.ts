@@ -36,6 +36,7 @@ import {
   StartFailure,
   startPrimary,
 } from './processes.ts';
+import { methodTable } from './rpc/methods/index.ts';
 import { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
@@ -383,12 +384,22 @@ async function startCommand(o: StartOptions): Promise<void> {
       listening = await primary.listening;
     } else {
       // Keys' settings (credits, allow-lists) and usage; `--no-auth` has none of it.
-      const ledger = redis
-        ? new LeasingLedger(new RedisCounters(redis), Date.now, log)
-        : role === 'api'
-          ? new LeasingLedger(new IpcCounters(process), Date.now, log)
-          : undefined;
-      const policy = keys && openAccessControl(keys, datadir, log, metrics, ledger);
+      // An outage of the shared limits is told at warn, once as it begins and once as it ends.
+      const warn = (line: string) => logger.warn(line);
+      const ledger =
+        redis && plan.redis !== null
+          ? new LeasingLedger(
+              new RedisCounters(redis, undefined, `redis ${redactUrl(plan.redis)}`),
+              Date.now,
+              warn,
+            )
+          : role === 'api'
+            ? new LeasingLedger(new IpcCounters(process), Date.now, warn)
+            : undefined;
+      if (ledger) metrics.readFrom({ sharedLimits: () => ledger.health() });
+      const policy =
+        keys &&
+        openAccessControl(keys, datadir, log, metrics, ledger, Object.keys(methodTable(Boolean(source))));
       access = policy;
       app = await buildApp(
         { ...config, keys },
@@ -412,6 +423,7 @@ async function startCommand(o: StartOptions): Promise<void> {
             : {}),
           ...(dev ? { dev: dev.service } : {}),
           ...(source ? { upstream: source } : {}),
+          ...(ledger ? { sharedLimitsProblem: () => ledger.problem() } : {}),
           ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
           ...(role === 'api' ? { cluster: clusterFigures(metrics) } : {}),
           // The operator dashboard, only with a token (src/transport/dashboard/); with

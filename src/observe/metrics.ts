@@ -27,6 +27,8 @@ export interface MetricSources {
   head?: () => Promise<{ number: bigint; timestamp: bigint } | null>;
   /** Following an upstream: our head and the upstream's as last seen (null when not known yet). */
   follow?: () => { head: bigint | null; upstream: bigint | null };
+  /** Limits shared with other processes (src/transport/access/ledger.ts LeasingLedger.health). */
+  sharedLimits?: () => { up: boolean; outages: number; unchecked: number };
 }
 
 /** The call as a gate sees it (src/rpc/envelope.ts CallInfo): only the method is read. */
@@ -170,7 +172,45 @@ export class Metrics {
 
   /** The parts read at scrape time (given once the app holding them is built). */
   readFrom(sources: MetricSources): void {
+    if (sources.sharedLimits && !this.sources.sharedLimits) this.sharedLimitsGauges();
     this.sources = { ...this.sources, ...sources };
+  }
+
+  /**
+   * Made only for a process whose limits are shared (--processes, --redis), so that a server without
+   * them shows no `ethtrace_shared_limits_up 0`.
+   */
+  private sharedLimitsGauges(): void {
+    const registers = [this.registry];
+    const sources = () => this.sources;
+    new Gauge({
+      name: 'ethtrace_shared_limits_up',
+      help: 'Whether the shared limits (Redis, or the primary process) answer: 1, or 0 while requests are admitted without their limits',
+      registers,
+      aggregator: 'min',
+      collect() {
+        const shared = sources().sharedLimits?.();
+        if (shared) this.set(shared.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_shared_limits_outages_total',
+      help: 'Times the shared limits could not be reached (each outage once, as it began)',
+      registers,
+      collect() {
+        const shared = sources().sharedLimits?.();
+        if (shared) this.set(shared.outages);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_shared_limits_unchecked_total',
+      help: 'Requests admitted without their limits because the shared limits could not be reached',
+      registers,
+      collect() {
+        const shared = sources().sharedLimits?.();
+        if (shared) this.set(shared.unchecked);
+      },
+    });
   }
 
   /** The Prometheus text of every metric. */
@@ -354,7 +394,7 @@ export class Metrics {
 }
 
 /** A JSON-RPC error code as a label: the spec's and servers' range (-32768…-32000) and 3 (revert); else "other". */
-function codeLabel(code: number): string {
+export function codeLabel(code: number): string {
   return (Number.isInteger(code) && code >= -32768 && code <= -32000) || code === 3 ? String(code) : OTHER;
 }
 

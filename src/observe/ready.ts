@@ -18,6 +18,13 @@ export interface ReadinessSources {
   upstreamProblem?: () => string | null;
   /** Following: why following stopped, or null. */
   followProblem?: () => string | null;
+  /**
+   * Limits shared with other processes (Redis, the primary): why they cannot be reached, or null.
+   * Degraded, not unready: requests are still answered, only admitted without their limits (they
+   * fail open), and every host shares the one Redis, so a 503 here would take them all out of the
+   * balancer at once for what limits exist to prevent.
+   */
+  sharedLimitsProblem?: () => string | null;
 }
 
 export interface Probe {
@@ -31,7 +38,11 @@ export function health(): Probe {
   return { status: 200, body: { status: 'ok', uptimeSeconds: Math.round((Date.now() - started) / 1000) } };
 }
 
-/** 200 with the head when ready, else 503 with the reasons (each a sentence an operator can act on). */
+/**
+ * 200 with the head when ready, else 503 with the reasons (each a sentence an operator can act on).
+ * Ready but with a part down that it does without (the shared limits): 200, status `degraded`, and
+ * what is down in `degraded`.
+ */
 export async function readiness(sources: ReadinessSources): Promise<Probe> {
   const reasons: string[] = [];
   let head: { number: bigint; timestamp: bigint } | null = null;
@@ -48,11 +59,12 @@ export async function readiness(sources: ReadinessSources): Promise<Probe> {
   if (upstream !== null) reasons.push(`the upstream cannot be reached: ${upstream}`);
   const follow = sources.followProblem?.() ?? null;
   if (follow !== null) reasons.push(`following stopped: ${follow}`);
+  const limits = sources.sharedLimitsProblem?.() ?? null;
   const facts = {
     head: head === null ? null : Number(head.number),
     headAgeSeconds: age,
+    ...(limits !== null ? { degraded: [limits] } : {}),
   };
-  return reasons.length === 0
-    ? { status: 200, body: { status: 'ready', ...facts } }
-    : { status: 503, body: { status: 'not ready', reasons, ...facts } };
+  if (reasons.length > 0) return { status: 503, body: { status: 'not ready', reasons, ...facts } };
+  return { status: 200, body: { status: limits === null ? 'ready' : 'degraded', ...facts } };
 }

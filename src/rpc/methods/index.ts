@@ -11,6 +11,7 @@ import { EXECUTION_METHODS } from './execution.ts';
 import { FILTER_METHODS } from './filters/index.ts';
 import { LOGS_METHODS } from './logs.ts';
 import { net_version } from './net/version.ts';
+import { withPassThrough } from './passThrough.ts';
 import { STATE_METHODS } from './state.ts';
 import { TRACE_METHODS } from './trace.ts';
 import { TRACE_REPLAY_METHODS } from './traceReplay.ts';
@@ -34,3 +35,8 @@ export const METHODS: MethodTable<Services> = {
   net_version,
   web3_clientVersion,
 };
+
+/** The table served: upstream mode adds the methods the upstream answers itself (passThrough.ts). */
+export function methodTable(upstream: boolean): MethodTable<Services> {
+  return upstream ? withPassThrough(METHODS) : METHODS;
+}

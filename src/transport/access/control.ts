@@ -234,8 +234,10 @@ export function openAccessControl(
   observer?: KeyObserver,
   /** Shared by several processes (ledger.ts LeasingLedger); this process's alone by default. */
   ledger?: Ledger,
+  /** The served method table's names: usage counts other names as `other` (usage.ts). */
+  methods?: Iterable<string>,
 ): AccessControl {
-  const book = new UsageBook();
+  const book = new UsageBook(Date.now, methods);
   return new AccessControl({
     keys,
     book,

@@ -79,7 +79,10 @@ export function creditsOf(method: string): number {
   let credits = known.get(method);
   if (credits === undefined) {
     credits = lookUp(method);
-    // Bounded, as method names are the client's choice; a cheap call asks this several times.
+    // Bounded, as method names are the client's choice; a cheap call asks this several times. A
+    // long name (no method's is) is looked up each time: kept, 4,096 names of a body's 5 MiB each
+    // would be 20 GiB.
+    if (method.length > MAX_KNOWN_NAME) return credits;
     if (known.size >= MAX_KNOWN_METHODS) known.clear();
     known.set(method, credits);
   }
@@ -88,6 +91,7 @@ export function creditsOf(method: string): number {
 
 const known = new Map<string, number>();
 const MAX_KNOWN_METHODS = 4096;
+const MAX_KNOWN_NAME = 64;
 
 function lookUp(method: string): number {
   const listed = Object.hasOwn(METHOD_CREDITS, method) ? METHOD_CREDITS[method] : undefined;

@@ -36,6 +36,7 @@ const EXCHANGE_TIMEOUT_MS = 5_000;
 
 /** The worker's side: exchanges sent to the primary. */
 export class IpcCounters implements SharedCounters {
+  readonly description = 'the primary process';
   private nextId = 0;
   private readonly waiting = new Map<
     number,

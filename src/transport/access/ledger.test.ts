@@ -8,6 +8,8 @@ import {
   LeasingLedger,
   MemoryCounters,
   MemoryLedger,
+  PROBE_MS,
+  type SharedCounters,
 } from './ledger.ts';
 
 function clock(start: number) {
@@ -184,7 +186,59 @@ describe('LeasingLedger over shared counters', () => {
     const ledger = new LeasingLedger(broken, Date.now, (l) => lines.push(l));
     const d = await ledger.take('k', 80, { creditsPerSecond: 10, burst: 10, creditsPerDay: 10 });
     assert.deepEqual(d, { ok: true });
-    assert.match(lines[0] ?? '', /unreachable, admitting: connection refused/);
+    assert.match(lines[0] ?? '', /cannot be reached \(connection refused\): admitting requests without/);
+    await ledger.close();
+  });
+
+  it('tells an outage once as it begins and once as it ends, and does not ask meanwhile', async () => {
+    const lines: string[] = [];
+    const memory = new MemoryCounters();
+    let up = true;
+    const refused = () => Promise.reject(new Error('connection refused'));
+    const shared: SharedCounters = {
+      description: 'the test counters',
+      exchange: (keyId, ask, limits) => (up ? memory.exchange(keyId, ask, limits) : refused()),
+      ping: () => (up ? Promise.resolve() : refused()),
+    };
+    const ledger = new LeasingLedger(shared, Date.now, (l) => lines.push(l));
+    // 80 credits a second and a body of 80: every body needs an exchange.
+    const limits: KeyLimits = { creditsPerSecond: 80, burst: 80, creditsPerDay: null };
+    assert.deepEqual(await ledger.take('k', 80, limits), { ok: true });
+    assert.deepEqual(ledger.health(), { up: true, outages: 0, unchecked: 0, down: null });
+    assert.equal(ledger.problem(), null);
+
+    up = false;
+    for (let i = 0; i < 5; i++) assert.deepEqual(await ledger.take('k', 80, limits), { ok: true });
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(
+      lines[0] ?? '',
+      /^the shared limits \(the test counters\) cannot be reached \(connection refused\)/,
+    );
+    // One exchange found them down; the bodies after it did not wait for another.
+    assert.equal(ledger.exchanges, 2);
+    const health = ledger.health();
+    assert.equal(health.up, false);
+    assert.equal(health.outages, 1);
+    assert.equal(health.unchecked, 5);
+    assert.match(
+      ledger.problem() ?? '',
+      /cannot be reached since .*Z \(connection refused\): requests are admitted/,
+    );
+
+    up = true;
+    // Seen back by the probe, without a request.
+    const deadline = Date.now() + 10 * PROBE_MS;
+    while (!ledger.health().up && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ledger.health().up, true);
+    assert.equal(lines.length, 2, lines.join('\n'));
+    assert.match(
+      lines[1] ?? '',
+      /^the shared limits \(the test counters\) answer again after \d+\.\d s; 5 requests were admitted without their limits meanwhile$/,
+    );
+    // And the limits hold again: the second body of a second is refused.
+    assert.deepEqual(await ledger.take('k', 80, limits), { ok: true });
+    assert.equal((await ledger.take('k', 80, limits)).ok, false);
+    assert.equal(ledger.health().outages, 1);
     await ledger.close();
   });
 });

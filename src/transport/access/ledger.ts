@@ -163,6 +163,24 @@ export function newKeyState(limits: KeyLimits, now: number): SharedKeyState {
 export interface SharedCounters {
   /** One atomic exchange on a key's state (`applyExchange` is its semantics). */
   exchange(keyId: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult>;
+  /** What they are, for log lines and `/ready` (`redis redis://host:6379/0`); no secret in it. */
+  readonly description?: string;
+  /**
+   * Resolves when they answer, rejects when they cannot be reached: asked while no exchange says so
+   * (an outage noticed, and its end, without waiting for a request of a key with limits).
+   */
+  ping?(): Promise<void>;
+}
+
+/** How the shared counters are doing, as a LeasingLedger saw them: for `/ready` and the metrics. */
+export interface SharedHealth {
+  up: boolean;
+  /** Outages so far, each counted once, when it began. */
+  outages: number;
+  /** Bodies admitted without their limits because the shared counters could not be asked. */
+  unchecked: number;
+  /** Why, and since when (ms), they cannot be reached; null while they answer. */
+  down: { since: number; error: string } | null;
 }
 
 /** Shared counters in memory: the reference backend, and what a cluster's primary would keep. */
@@ -297,6 +315,11 @@ export const LEASE_CHUNK_MS = 100;
 export const LEASE_MS = 250;
 /** A day reservation takes this share of the quota: a process that dies loses at most this. */
 export const DAY_CHUNK = 0.001;
+/**
+ * The shared counters are pinged when no exchange has been answered for this long (and during an
+ * outage, this often), so an outage and its end are seen within it even when no request asks.
+ */
+export const PROBE_MS = 1000;
 
 interface LeasedKey extends LocalKey {
   limits: KeyLimits;
@@ -320,21 +343,47 @@ interface LeasedKey extends LocalKey {
 /**
  * A ledger over shared counters: decides locally while its leases last, exchanges with the shared
  * counters when they do not (see the top of this file). A shared store that cannot be reached
- * admits, and says so through `log`: limits bound cost; keys, secrets and allow-lists still hold.
+ * admits: limits bound cost; keys, secrets and allow-lists still hold. An outage is told through
+ * `warn` twice, when it begins and when it ends (with how long it lasted and how many bodies were
+ * admitted without their limits), not once per request: a line per request buried everything else
+ * (20,244 lines in 5 s) at info, and a warning per request would do the same at warn.
  */
 export class LeasingLedger implements Ledger {
   private readonly keys = new Map<string, LeasedKey>();
   private readonly timer: NodeJS.Timeout;
   /** Exchanges made, for tests and metrics: most bodies should need none. */
   exchanges = 0;
+  private outages = 0;
+  private unchecked = 0;
+  /** The outage under way: since when, why, and the bodies admitted unchecked during it. */
+  private down: { since: number; error: string; unchecked: number } | null = null;
+  /** When the shared counters last answered or failed (an exchange or a ping). */
+  private lastHeard: number;
+  private probing = false;
 
   constructor(
     private readonly shared: SharedCounters,
     private readonly now: () => number = Date.now,
-    private readonly log: (line: string) => void = () => {},
+    private readonly warn: (line: string) => void = () => {},
   ) {
-    this.timer = setInterval(() => void this.flush(false), LEASE_MS);
+    this.lastHeard = now();
+    this.timer = setInterval(() => {
+      void this.flush(false);
+      this.probe();
+    }, LEASE_MS);
     this.timer.unref();
+  }
+
+  /** Whether the shared counters answer, and what their outages cost. */
+  health(): SharedHealth {
+    const down = this.down && { since: this.down.since, error: this.down.error };
+    return { up: down === null, outages: this.outages, unchecked: this.unchecked, down };
+  }
+
+  /** Why `/ready` should call the service degraded, or null while the shared counters answer. */
+  problem(): string | null {
+    if (this.down === null) return null;
+    return `${this.what()} cannot be reached since ${new Date(this.down.since).toISOString()} (${this.down.error}): requests are admitted without their rate and day limits`;
   }
 
   take(keyId: string, credits: number, limits: KeyLimits): Decision | Promise<Decision> {
@@ -358,6 +407,12 @@ export class LeasingLedger implements Ledger {
         limits,
         now,
       );
+    if (this.down !== null) {
+      // Known to be down: admitted at once rather than after another failed exchange (a Redis that
+      // hangs takes its command timeout to fail); the probe (PROBE_MS) says when they are back.
+      this.admitUnchecked(s, credits, limits, rateOk, dayOk, now);
+      return ADMITTED;
+    }
     const perSecond = limits.creditsPerSecond ?? 0;
     const ask: ExchangeAsk = {
       rateNeed: rateOk ? 0 : credits,
@@ -376,7 +431,7 @@ export class LeasingLedger implements Ledger {
     const done = this.exchange(keyId, s, ask).then((result): Decision => {
       const at = this.now();
       if (result === null) {
-        this.spend(s, credits, limits, rateOk, dayOk, at);
+        this.admitUnchecked(s, credits, limits, rateOk, dayOk, at);
         return ADMITTED;
       }
       if (!result.ok) {
@@ -454,6 +509,20 @@ export class LeasingLedger implements Ledger {
     if (s.reservedDay !== utcDay(now)) s.reserved = 0;
   }
 
+  /** Admits a body the shared counters could not be asked about, and counts it. */
+  private admitUnchecked(
+    s: LeasedKey,
+    credits: number,
+    limits: KeyLimits,
+    rate: boolean,
+    day: boolean,
+    now: number,
+  ): void {
+    this.unchecked++;
+    if (this.down) this.down.unchecked++;
+    this.spend(s, credits, limits, rate, day, now);
+  }
+
   private spend(
     s: LeasedKey,
     credits: number,
@@ -475,15 +544,60 @@ export class LeasingLedger implements Ledger {
       const result = await this.shared.exchange(keyId, ask, s.limits);
       // Credits spent here since the ask left are not in the shared figure yet.
       s.dayUsed = result.dayUsed + s.charged;
+      this.answered();
       return result;
     } catch (e) {
-      this.log(`shared limits unreachable, admitting: ${(e as Error).message}`);
+      this.failed(e);
       return null;
     }
   }
 
+  private what(): string {
+    return `the shared limits${this.shared.description ? ` (${this.shared.description})` : ''}`;
+  }
+
+  private answered(): void {
+    this.lastHeard = this.now();
+    const down = this.down;
+    if (down === null) return;
+    this.down = null;
+    const seconds = ((this.lastHeard - down.since) / 1000).toFixed(1);
+    this.warn(
+      `${this.what()} answer again after ${seconds} s; ${down.unchecked} requests were admitted without their limits meanwhile`,
+    );
+  }
+
+  private failed(e: unknown): void {
+    this.lastHeard = this.now();
+    if (this.down !== null) return;
+    const error = (e as Error).message;
+    this.down = { since: this.lastHeard, error, unchecked: 0 };
+    this.outages++;
+    this.warn(
+      `${this.what()} cannot be reached (${error}): admitting requests without their rate and day limits until they answer; one line will say when they do`,
+    );
+  }
+
+  /** Pings the shared counters when nothing was heard of them for PROBE_MS (see PROBE_MS). */
+  private probe(): void {
+    const ping = this.shared.ping?.bind(this.shared);
+    if (!ping || this.probing || this.now() - this.lastHeard < PROBE_MS) return;
+    this.probing = true;
+    ping()
+      .then(
+        () => this.answered(),
+        (e: unknown) => this.failed(e),
+      )
+      .finally(() => {
+        this.probing = false;
+      });
+  }
+
   /** Gives back expired leases and reports charges; `all` also gives back live leases (close). */
   private async flush(all: boolean): Promise<void> {
+    // While they are down, what would be given back or reported waits for them to answer again
+    // (the last flush, at close, tries anyway).
+    if (this.down !== null && !all) return;
     const now = this.now();
     const pending: Promise<unknown>[] = [];
     for (const [keyId, s] of this.keys) {

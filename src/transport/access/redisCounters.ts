@@ -17,6 +17,12 @@ const STATE_TTL_MS = 2 * 86_400_000;
 const MAX_ATTEMPTS = 32;
 /** The longest random pause between two attempts: contending processes spread out instead of colliding again. */
 const MAX_PAUSE_MS = 20;
+/**
+ * How long one Redis command may take before the exchange fails (and the ledger admits): Redis
+ * answers in well under a millisecond on a LAN, and a request waits for its exchange, so a Redis that
+ * hangs holds requests this long at most, instead of for ever.
+ */
+export const COMMAND_TIMEOUT_MS = 500;
 
 /**
  * Shared counters in Redis, for `--redis`: each key's state is one JSON value, changed by an
@@ -31,16 +37,44 @@ const MAX_PAUSE_MS = 20;
  */
 export class RedisCounters implements SharedCounters {
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The last command's failure, until a command succeeds: exchanges queued behind one that failed
+   * fail at once instead of each waiting out its own timeout on a Redis that hangs. A ping (the
+   * ledger's probe) goes through regardless, and clears it.
+   */
+  private failure: Error | null = null;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'ethtrace:limits:',
+    readonly description = 'redis',
   ) {}
 
   exchange(keyId: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
-    const run = this.queue.then(() => this.attempt(this.prefix + keyId, ask, limits));
-    this.queue = run.catch(() => {});
-    return run;
+    return this.queued(() => {
+      if (this.failure !== null) throw this.failure;
+      return this.attempt(this.prefix + keyId, ask, limits);
+    });
+  }
+
+  /** In turn with the exchanges, so that it never lands inside one's WATCH. */
+  async ping(): Promise<void> {
+    await this.queued(() => this.redis.ping());
+  }
+
+  private queued<T>(run: () => Promise<T>): Promise<T> {
+    const done = this.queue.then(run).then(
+      (value) => {
+        this.failure = null;
+        return value;
+      },
+      (e: unknown) => {
+        this.failure = e as Error;
+        throw e;
+      },
+    );
+    this.queue = done.catch(() => {});
+    return done;
   }
 
   private async attempt(key: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
@@ -57,7 +91,9 @@ export class RedisCounters implements SharedCounters {
         const pause = Math.random() * Math.min(MAX_PAUSE_MS, 2 ** attempt);
         await new Promise((resolve) => setTimeout(resolve, pause));
       } catch (e) {
-        await this.redis.unwatch().catch(() => {});
+        // Not awaited: on a Redis that hangs it would wait out another timeout. Commands go out in
+        // order, so the next exchange's WATCH still follows it.
+        this.redis.unwatch().catch(() => {});
         throw e;
       }
     }
@@ -69,8 +105,15 @@ export class RedisCounters implements SharedCounters {
 export async function connectRedis(url: string): Promise<Redis> {
   const { Redis } = await import('ioredis');
   // No offline queue: with Redis gone, an exchange fails at once and the ledger admits and logs it
-  // rather than holding requests; the client reconnects on its own meanwhile.
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  // rather than holding requests; the client reconnects on its own meanwhile. A Redis that stops
+  // answering without closing its connections (a stopped process, a host gone from the network) is
+  // given COMMAND_TIMEOUT_MS a command, then treated the same way.
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();

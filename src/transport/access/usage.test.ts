@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BOOK_MS, mergeRows, readUsage, UsageBook, UsageLog } from './usage.ts';
+import {
+  BOOK_MS,
+  MAX_ROWS_PER_KEY_MINUTE,
+  mergeRows,
+  readUsage,
+  totalsOf,
+  UsageBook,
+  UsageLog,
+} from './usage.ts';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
 
@@ -33,6 +41,63 @@ describe('UsageBook', () => {
       { name: 'refused-rate', requests: 1, credits: 0 },
     ]);
     assert.equal(book.rows(T0 + 60_000).length, 1);
+  });
+
+  it('counts method names the method table does not have as "other", and error codes outside JSON-RPC\'s', () => {
+    const c = { t: T0 };
+    const book = new UsageBook(() => c.t);
+    for (let i = 0; i < 5000; i++) book.record('id-a', 'alice', `m${i}_${'x'.repeat(100)}`, '-32601', 80);
+    book.record('id-a', 'alice', 'eth_call', 'ok', 80);
+    book.record('id-a', 'alice', 'eth_call', '12345', 80);
+    book.record('id-a', 'alice', 'eth_call', '3', 80);
+    book.record('id-a', 'alice', 'eth_subscription:newHeads', 'ok', 50);
+    assert.deepEqual(
+      book.rows(T0).map((r) => [r.method, r.status, r.requests, r.credits]),
+      [
+        ['other', '-32601', 5000, 400_000],
+        ['eth_call', 'ok', 1, 80],
+        ['eth_call', 'other', 1, 80],
+        ['eth_call', '3', 1, 80],
+        ['eth_subscription:newHeads', 'ok', 1, 50],
+      ],
+    );
+    // Given the served table, a method outside it is "other" too (as /metrics labels it).
+    const upstreamless = new UsageBook(() => c.t, ['eth_call']);
+    upstreamless.record('id-a', 'alice', 'eth_getLogs', 'ok', 255);
+    assert.equal(upstreamless.rows(T0)[0]?.method, 'other');
+  });
+
+  it('keeps at most MAX_ROWS_PER_KEY_MINUTE rows of a key per minute, the rest under "other"', () => {
+    const c = { t: T0 };
+    const book = new UsageBook(() => c.t);
+    const codes = ['ok', '-32000', '-32602', '3', '-32005'] as const;
+    const methods = ['eth_call', 'eth_getBalance', 'eth_getCode', 'eth_getStorageAt', 'eth_getLogs'];
+    const names = [...methods, 'trace_call', 'trace_block', 'eth_getProof', 'eth_estimateGas'];
+    const more = ['eth_getTransactionCount', 'eth_blockNumber', 'eth_chainId', 'eth_gasPrice', 'net_version'];
+    let calls = 0;
+    for (const method of [...names, ...more])
+      for (const status of codes) {
+        book.record('id-a', 'alice', method, status, 1);
+        calls++;
+      }
+    book.record('id-b', 'bob', 'eth_call', 'ok', 1);
+    const alice = book.rows(T0, { keyId: 'id-a' });
+    assert.ok(calls > MAX_ROWS_PER_KEY_MINUTE);
+    assert.ok(alice.length <= MAX_ROWS_PER_KEY_MINUTE + codes.length, `${alice.length} rows`);
+    assert.equal(
+      alice.reduce((n, r) => n + r.requests, 0),
+      calls,
+    );
+    const folded = totalsOf(
+      alice.filter((r) => r.method === 'other'),
+      'status',
+    );
+    assert.ok(folded.length > 0);
+    // Another key, and the next minute, have rows of their own.
+    assert.equal(book.rows(T0, { keyId: 'id-b' })[0]?.method, 'eth_call');
+    c.t += 60_000;
+    book.record('id-a', 'alice', 'net_version', '3', 1);
+    assert.equal(book.rows(T0 + 60_000)[0]?.method, 'net_version');
   });
 
   it('keeps one day', () => {
@@ -91,6 +156,23 @@ describe('UsageLog and readUsage', () => {
       2,
     );
     assert.equal(readUsage(dir, T0 + 60_000).length, 1);
+  });
+
+  it('rewrites the running minute only when something was recorded since', () => {
+    const c = { t: T0 + 5_000 };
+    const own = join(dir, 'unchanged');
+    const book = new UsageBook(() => c.t);
+    const log = new UsageLog(own, book, () => c.t);
+    book.record('id-a', 'alice', 'eth_call', 'ok', 80);
+    log.flush();
+    const snapshot = join(own, 'usage', readdirSync(join(own, 'usage'))[0] ?? '');
+    const written = statSync(snapshot).ino;
+    log.flush();
+    assert.equal(statSync(snapshot).ino, written);
+    book.record('id-a', 'alice', 'eth_call', 'ok', 80);
+    log.flush();
+    assert.notEqual(statSync(snapshot).ino, written);
+    log.close();
   });
 
   it('merges the rows of several processes, and skips a torn line', () => {

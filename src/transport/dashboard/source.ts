@@ -27,6 +27,8 @@ export const NO_KEY_NAME = '(no key)';
 export interface DashboardInputs {
   /** This process's usage: the access control's (src/transport/access/control.ts), or null without keys. */
   book: UsageBook | null;
+  /** The method table's names, for the book this source keeps without keys (others are `other`). */
+  methods?: Iterable<string>;
   /** The keys, for each one's limits; null without keys. */
   keys: KeyRing | null;
   /** The execution pool right now. */
@@ -75,7 +77,7 @@ export class DashboardSource {
   constructor(private readonly inputs: DashboardInputs) {
     this.now = inputs.now ?? Date.now;
     this.recordsUsage = inputs.book === null;
-    this.book = inputs.book ?? new UsageBook(this.now);
+    this.book = inputs.book ?? new UsageBook(this.now, inputs.methods);
     this.sample();
     this.sampler = setInterval(() => this.sample(), POOL_STEP_MS);
     this.sampler.unref();
