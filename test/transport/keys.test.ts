@@ -294,8 +294,23 @@ describe('keys with settings, on a running ethtrace start', () => {
 
     it('origins, with *.example.com wildcards', async () => {
       const { url } = await created('origins', '--allow-origin', 'https://*.example.com');
-      assert.equal((await post(url, req('eth_chainId'), { origin: 'https://app.example.com' })).status, 200);
-      for (const origin of ['https://example.com', 'http://app.example.com', 'https://evil.org']) {
+      for (const origin of [
+        'https://app.example.com',
+        'https://app.example.com:8443',
+        'https://a.b.example.com',
+      ])
+        assert.equal((await post(url, req('eth_chainId'), { origin })).status, 200, origin);
+      for (const origin of [
+        'https://example.com',
+        'http://app.example.com',
+        'https://evil.org',
+        'null',
+        // Not origins at all: each hides evil.com behind text that ends like a subdomain.
+        'https://evil.com#.example.com',
+        'https://evil.com?x=.example.com',
+        'https://evil.com:443.example.com',
+        'https://evil.com/.example.com',
+      ]) {
         const a = await post(url, req('eth_chainId'), { origin });
         assert.equal(a.status, 403, origin);
         assert.deepEqual(a.body.error, REJECTED);
