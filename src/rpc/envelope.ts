@@ -1,4 +1,5 @@
 import { isLimitName, type LimitName } from '../config/limits.ts';
+import type { Caller } from '../core/caller.ts';
 import { DomainError, ResponseTooLarge } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { Subscriber } from '../core/subscriber.ts';
@@ -99,21 +100,22 @@ const NULL_ID: IdJson = 'null';
 export class RpcEnvelope<S> {
   constructor(
     private readonly methods: MethodTable<S>,
-    private readonly context: Omit<MethodContext<S>, 'subscriber'>,
+    private readonly context: Omit<MethodContext<S>, 'subscriber' | 'caller'>,
     private readonly limits: EnvelopeLimits,
     private readonly onInternalError: (e: unknown, method: string) => void,
   ) {}
 
   /**
    * `subscriber` is the WebSocket connection the body came on (null over HTTP); `gate` the
-   * transport's policy and observers for this body.
+   * transport's policy and observers for this body; `caller` who sent it (key and connection).
    */
   async handle(
     body: string,
     subscriber: Subscriber | null = null,
     gate: CallGate | null = null,
+    caller: Caller | null = null,
   ): Promise<EnvelopeAnswer> {
-    const context = { ...this.context, subscriber };
+    const context = { ...this.context, subscriber, caller };
     let message: unknown;
     try {
       message = JSON.parse(body);
