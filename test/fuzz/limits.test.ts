@@ -3,9 +3,11 @@ import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { createPublicClient, type Hex, http, InvalidInputRpcError } from 'viem';
 import WebSocket from 'ws';
 import { LIMIT_NAMES, type LimitName, type LimitOverrides } from '../../src/config/limits.ts';
 import { tempDir } from '../support/cli.ts';
+import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
 import { serveDev, stopDev } from '../support/devServer.ts';
 import { rpc, rpcFailure } from '../support/rpcClient.ts';
 import { importConformanceChain, type RunningServer, startServer, TEST_KEY } from '../support/server.ts';
@@ -687,6 +689,63 @@ describe('abuse limits, fuzzed past their bounds', () => {
       await notFound(idle);
       assert.deepEqual(await rpc(url, 'eth_getFilterChanges', [polled]), []);
       assert.equal((await refusedAt('filter_idle')) - before, 1, 'filter_idle refusals counted');
+
+      // A real client tells: viem's watchEvent hears -32000 filter not found when its filter fell
+      // behind, makes a new filter, and goes on delivering logs.
+      const deployed = await rpc<string>(url, 'eth_sendTransaction', [{ from, data: LOG_STORE_INITCODE }]);
+      const { contractAddress } = await rpc<{ contractAddress: Hex }>(url, 'eth_getTransactionReceipt', [
+        deployed,
+      ]);
+      const emit = (value: number) =>
+        rpc(url, 'eth_sendTransaction', [
+          { from, to: contractAddress, data: logStoreCalldata({ key: 1n, value: BigInt(value), logs: 1 }) },
+        ]);
+      const heard: bigint[] = [];
+      const errors: Error[] = [];
+      const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+      const unwatch = client.watchEvent({
+        address: contractAddress,
+        // Slower than blocks are mined below, so one poll finds more than 3 new blocks.
+        pollingInterval: 2000,
+        onLogs: (logs) => {
+          for (const log of logs) heard.push(BigInt(log.data));
+        },
+        onError: (e) => errors.push(e),
+      });
+      try {
+        let value = 0;
+        // Until its filter is made and has heard one.
+        await eventually(
+          async () => {
+            await emit(++value);
+            await new Promise((r) => setTimeout(r, 1000));
+            return heard.length > 0;
+          },
+          'viem to hear a log',
+          30_000,
+        );
+        before = await refusedAt('filter_buffer');
+        // Mined a few at a time while requests are answered: blocks keep coming between viem's polls.
+        await rpc(url, 'anvil_mine', ['0xc8']);
+        await eventually(
+          () => errors.some((e) => e instanceof InvalidInputRpcError && /filter not found/.test(e.message)),
+          'viem to hear that its filter is gone',
+          30_000,
+        );
+        assert.equal((await refusedAt('filter_buffer')) - before, 1, 'filter_buffer refusals counted');
+        const last = value;
+        await eventually(
+          async () => {
+            await emit(++value);
+            await new Promise((r) => setTimeout(r, 1000));
+            return heard.some((v) => v > BigInt(last));
+          },
+          'viem to hear logs through a new filter',
+          30_000,
+        );
+      } finally {
+        unwatch();
+      }
     } finally {
       await stopDev(dev.child);
       dir.cleanup();
