@@ -732,7 +732,8 @@ describe('abuse limits, fuzzed past their bounds', () => {
           'viem to hear that its filter is gone',
           30_000,
         );
-        assert.equal((await refusedAt('filter_buffer')) - before, 1, 'filter_buffer refusals counted');
+        // Its new filter may fall behind too while the blocks are still being mined.
+        assert.ok((await refusedAt('filter_buffer')) - before >= 1, 'filter_buffer refusals counted');
         const last = value;
         await eventually(
           async () => {
