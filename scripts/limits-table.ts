@@ -19,6 +19,7 @@ export const END = '<!-- end of limits table -->';
 function amount(value: number, unit: LimitSetting['unit']): string {
   const mib = 1024 * 1024;
   if (unit === 'bytes' && value % mib === 0) return `${value / mib} MiB`;
+  if (unit === 'ms' && value % 60_000 === 0 && value >= 60_000) return `${value / 60_000} min`;
   if (unit === 'ms' && value % 1000 === 0) return `${value / 1000} s`;
   const n = value.toLocaleString('en-US');
   return unit === 'count' || unit === 'ms' ? (unit === 'ms' ? `${n} ms` : n) : `${n} ${unit}`;

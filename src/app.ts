@@ -176,7 +176,9 @@ export async function buildApp(
       limits.webSocket.maxSubscriptionsPerConnection,
       log,
     ),
-    filters: new FilterService(events, chain, logs),
+    filters: new FilterService(events, chain, logs, limits.filters, (limit) => {
+      if (config.metrics !== false) metrics.limitRefused(limit);
+    }),
     clientVersion: CLIENT_VERSION,
     limits: limits.methods,
     forward: upstream
@@ -311,6 +313,7 @@ export async function buildApp(
           dashboard?.gateFor(request.key),
           deps.gateFor?.(request),
         ),
+        { key: request.key, connection: request.connection },
       );
       line?.done(answer.httpStatus);
       return answer;

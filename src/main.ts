@@ -131,6 +131,11 @@ interface StartOptions {
   maxBatch?: string;
   wsMaxPerKey?: string;
   httpMaxPerIp?: string;
+  filterMaxPerKey?: string;
+  filterMaxPerConnection?: string;
+  filterMax?: string;
+  filterMaxBuffer?: string;
+  filterTimeoutMs?: string;
   headerTimeoutMs?: string;
   bodyTimeoutMs?: string;
   logLevel: string;
@@ -189,6 +194,17 @@ function startConfig(o: StartOptions) {
         d.webSocket.maxSubscriptionsPerConnection,
       ),
       maxBufferedBytes: count('ws-max-buffer-mb', o.wsMaxBufferMb, d.webSocket.maxBufferedBytes / mib) * mib,
+    },
+    filters: {
+      maxPerKey: count('filter-max-per-key', o.filterMaxPerKey, d.filters.maxPerKey),
+      maxPerConnection: count(
+        'filter-max-per-connection',
+        o.filterMaxPerConnection,
+        d.filters.maxPerConnection,
+      ),
+      maxTotal: count('filter-max', o.filterMax, d.filters.maxTotal),
+      maxBuffered: count('filter-max-buffer', o.filterMaxBuffer, d.filters.maxBuffered),
+      idleTimeoutMs: count('filter-timeout-ms', o.filterTimeoutMs, d.filters.idleTimeoutMs),
     },
   });
   const port = /^[0-9]+$/.test(o.port) ? Number(o.port) : Number.NaN;
@@ -770,6 +786,17 @@ function program(): Command {
       .option('--ws-max-buffer-mb <mb>', 'unsent output before a WebSocket is dropped (default 16)')
       .option('--ws-max-per-key <n>', 'WebSockets open with one API key (default 256)')
       .option('--http-max-per-ip <n>', 'HTTP connections open from one address, per process (default 256)')
+      .option(
+        '--filter-max-per-key <n>',
+        'polling filters (eth_newFilter & co.) of one API key (default 1024)',
+      )
+      .option('--filter-max-per-connection <n>', 'polling filters made on one connection (default 128)')
+      .option('--filter-max <n>', 'polling filters in all (default 16384)')
+      .option(
+        '--filter-max-buffer <n>',
+        'changes a filter may have waiting before it is removed (default 10000)',
+      )
+      .option('--filter-timeout-ms <ms>', 'a filter not polled for this long is removed (default 300000)')
       .option('--max-body-mb <mb>', 'largest request body (default 5)')
       .option('--max-batch <n>', 'requests in one batch (default 1000)')
       .option('--header-timeout-ms <ms>', "time to send a request's headers (default 10000)")

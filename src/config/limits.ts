@@ -89,6 +89,32 @@ export interface WebSocketLimits {
   maxMessageBytes: number;
 }
 
+/**
+ * The polling filters of eth_newFilter, eth_newBlockFilter and eth_newPendingTransactionFilter
+ * (src/services/filters.ts). geth and Reth bound none of these but the idle time, and Infura documents
+ * only its expiry (15 minutes) and that a key's filters are shared by its connections; 7,000 block
+ * filters, each holding up to 10,000 hashes, took a server's heap past its limit. The counts are
+ * refused with -32005, EIP-1474's "limit exceeded": the code Infura answers its limits with and this
+ * service its other request limits (eth_getLogs, trace_filter), which clients back off on.
+ */
+export interface FilterLimits {
+  /** Filters one API key may have installed, through any of its connections. */
+  maxPerKey: number;
+  /** Filters installed through one connection (a WebSocket, or an HTTP keep-alive connection). */
+  maxPerConnection: number;
+  /** Filters installed in this process, every key's together. */
+  maxTotal: number;
+  /**
+   * Changes one filter may have waiting for its next poll: block or transaction hashes, or blocks
+   * whose logs a log filter has yet to read. Past it the filter is removed, and its next poll answers
+   * "filter not found", as an expired one does: the client can tell that it missed changes and make
+   * a new filter, where dropping the oldest changes would lose them silently.
+   */
+  maxBuffered: number;
+  /** A filter not polled for this long is removed (geth's and Reth's 5 minutes). */
+  idleTimeoutMs: number;
+}
+
 /** What one request may send and receive. */
 export interface RequestLimits {
   /** Largest request body (HTTP) or message (WebSocket) accepted: geth's 5 MiB. */
@@ -125,6 +151,7 @@ export interface Limits {
   methods: MethodLimits;
   requests: RequestLimits;
   webSocket: WebSocketLimits;
+  filters: FilterLimits;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -191,6 +218,20 @@ export const DEFAULT_LIMITS: Limits = {
     // The same as an HTTP body (geth's 5 MiB for both): a message is one request or one batch.
     maxMessageBytes: 5 * 1024 * 1024,
   },
+  filters: {
+    // A dapp or an indexer watches a few dozen things; a thousand leaves a backend that serves many
+    // users through one key room, while one key cannot take every filter of the server.
+    maxPerKey: 1024,
+    // A browser tab (one client of a key shared by a dapp's users) watches a handful.
+    maxPerConnection: 128,
+    // A filter costs a few hundred bytes here (block and transaction hashes are kept once for all
+    // filters, not per filter), and each one is looked at on every sweep and block.
+    maxTotal: 16_384,
+    // 10,000 blocks is eth_getLogs' range limit (a log filter further behind could not be read in
+    // one poll anyway) and more hashes than a busy pool sees in the 5 minutes a filter may stay idle.
+    maxBuffered: 10_000,
+    idleTimeoutMs: 5 * 60_000,
+  },
 };
 
 /** Limits with some groups partly replaced (tests and flags change a few values). */
@@ -204,6 +245,7 @@ export function withLimits(base: Limits, overrides: LimitOverrides = {}): Limits
     methods: { ...base.methods, ...overrides.methods },
     requests: { ...base.requests, ...overrides.requests },
     webSocket: { ...base.webSocket, ...overrides.webSocket },
+    filters: { ...base.filters, ...overrides.filters },
   };
 }
 
@@ -230,6 +272,11 @@ export const LIMIT_NAMES = [
   'http_connections_per_ip',
   'header_timeout',
   'body_timeout',
+  'filters_per_key',
+  'filters_per_connection',
+  'filters_total',
+  'filter_buffer',
+  'filter_idle',
 ] as const;
 
 export type LimitName = (typeof LIMIT_NAMES)[number];
@@ -370,6 +417,42 @@ export const LIMIT_SETTINGS: Record<LimitName, LimitSetting> = {
     flag: '--body-timeout-ms',
     refusal: 'HTTP 408, the connection closed',
     reason: 'a 5 MiB body at 1.4 Mbit/s; a body trickled a byte at a time is cut',
+  },
+  filters_per_key: {
+    path: ['filters', 'maxPerKey'],
+    unit: 'count',
+    flag: '--filter-max-per-key',
+    refusal: '-32005, no filter made',
+    reason: 'a dapp or indexer watches a few dozen things; one key cannot take every filter of the server',
+  },
+  filters_per_connection: {
+    path: ['filters', 'maxPerConnection'],
+    unit: 'count',
+    flag: '--filter-max-per-connection',
+    refusal: '-32005, no filter made',
+    reason: 'a browser tab, one client of a key a dapp shares, watches a handful',
+  },
+  filters_total: {
+    path: ['filters', 'maxTotal'],
+    unit: 'count',
+    flag: '--filter-max',
+    refusal: '-32005, no filter made',
+    reason: '7,000 block filters, unbounded, took a server past its heap limit',
+  },
+  filter_buffer: {
+    path: ['filters', 'maxBuffered'],
+    unit: 'count',
+    flag: '--filter-max-buffer',
+    refusal: 'the filter removed; its next poll -32000 filter not found',
+    reason:
+      'hashes or blocks one filter has waiting; removed rather than silently losing changes, so the client can tell',
+  },
+  filter_idle: {
+    path: ['filters', 'idleTimeoutMs'],
+    unit: 'ms',
+    flag: '--filter-timeout-ms',
+    refusal: 'the filter removed; its next poll -32000 filter not found',
+    reason: "geth's and Reth's 5 minutes without a poll (Infura's 15)",
   },
 };
 

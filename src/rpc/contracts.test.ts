@@ -14,7 +14,13 @@ describe('contractsOf', () => {
   });
 
   it("reads a call's `to`, and finds none in a call without one", () => {
-    for (const m of ['eth_call', 'eth_estimateGas', 'trace_call']) {
+    for (const m of [
+      'eth_call',
+      'eth_estimateGas',
+      'eth_createAccessList',
+      'trace_call',
+      'debug_traceCall',
+    ]) {
       assert.deepEqual(contractsOf(m, [{ from: B, to: A, data: '0x' }, 'latest']), [a], m);
       assert.deepEqual(contractsOf(m, [{ from: B, data: '0x60' }]), [], m);
       assert.deepEqual(contractsOf(m, [{ to: null }]), [], m);
@@ -38,6 +44,43 @@ describe('contractsOf', () => {
     assert.deepEqual(contractsOf('eth_getLogs', []), []);
   });
 
+  it("adds the accounts a call's state overrides touch, wherever the method takes them", () => {
+    const overrides = { [B]: { balance: '0x1', nonce: '0x2', stateDiff: {} }, [A]: { state: {} } };
+    const to = { to: A };
+    assert.deepEqual(contractsOf('eth_call', [to, 'latest', overrides]), [a, B, a]);
+    assert.deepEqual(contractsOf('eth_estimateGas', [to, 'latest', overrides]), [a, B, a]);
+    assert.deepEqual(contractsOf('eth_createAccessList', [to, 'latest', overrides]), [a, B, a]);
+    assert.deepEqual(contractsOf('trace_call', [to, ['trace'], 'latest', overrides]), [a, B, a]);
+    assert.deepEqual(
+      contractsOf('trace_callMany', [[[to, ['trace']]], 'latest', { stateOverrides: overrides }]),
+      [a, B, a],
+    );
+    assert.deepEqual(contractsOf('debug_traceCall', [to, 'latest', { stateOverrides: overrides }]), [
+      a,
+      B,
+      a,
+    ]);
+    // Absent, null, or not an object (the method refuses that before running anything): none.
+    for (const none of [undefined, null, 'x', [B]])
+      assert.deepEqual(contractsOf('eth_call', [to, 'latest', none]), [a], String(none));
+  });
+
+  it('finds none a list could allow in overrides that set code or move a precompile', () => {
+    for (const overrides of [
+      { [A]: { code: '0x00' } },
+      { [B]: { code: '0x' } },
+      { [A]: { movePrecompileToAddress: B } },
+      { 'not an address': {} },
+    ]) {
+      assert.deepEqual(contractsOf('eth_call', [{ to: A }, 'latest', overrides]), []);
+      assert.deepEqual(
+        contractsOf('debug_traceCall', [{ to: A }, 'latest', { stateOverrides: overrides }]),
+        [],
+      );
+    }
+    assert.deepEqual(contractsOf('eth_call', [{ to: A }, 'latest', { [A]: { code: null } }]), [a, a]);
+  });
+
   it('finds no address in malformed params', () => {
     assert.deepEqual(contractsOf('eth_getBalance', ['0x1234']), []);
     assert.deepEqual(contractsOf('eth_getBalance', {}), []);
@@ -46,7 +89,12 @@ describe('contractsOf', () => {
   });
 
   it('does not apply to other methods', () => {
-    for (const m of ['eth_chainId', 'eth_getBlockByNumber', 'eth_sendRawTransaction', 'debug_traceCall'])
+    for (const m of [
+      'eth_chainId',
+      'eth_getBlockByNumber',
+      'eth_sendRawTransaction',
+      'debug_traceTransaction',
+    ])
       assert.equal(contractsOf(m, [A]), null, m);
   });
 

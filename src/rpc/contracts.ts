@@ -4,7 +4,10 @@
  *
  * The methods are those Infura checks against its contract allow-list (eth_call, eth_estimateGas,
  * eth_getLogs, eth_getBalance, eth_getCode, eth_getStorageAt, eth_getTransactionCount), plus the
- * calls of trace_call and trace_callMany, which run contracts as eth_call does.
+ * other methods that run a call as eth_call does (eth_createAccessList, trace_call, trace_callMany,
+ * debug_traceCall). A call's state overrides count too: each overridden account is queried, and an
+ * override that replaces code (or moves a precompile) makes the call run code of the client's own,
+ * which can read any account, so no list allows it.
  */
 
 /** Methods whose first parameter is the account queried. */
@@ -15,7 +18,26 @@ const ACCOUNT_FIRST = new Set([
   'eth_getTransactionCount',
 ]);
 /** Methods whose first parameter is a call object, whose `to` is the contract run. */
-const CALL_FIRST = new Set(['eth_call', 'eth_estimateGas', 'trace_call']);
+const CALL_FIRST = new Set([
+  'eth_call',
+  'eth_estimateGas',
+  'eth_createAccessList',
+  'trace_call',
+  'debug_traceCall',
+]);
+
+/**
+ * Where each method that runs calls takes geth's state overrides: eth_call & co. as the third
+ * parameter, trace_call as the fourth, trace_callMany and debug_traceCall inside their options.
+ */
+const OVERRIDES_OF: Readonly<Record<string, (params: readonly unknown[]) => unknown>> = {
+  eth_call: (p) => p[2],
+  eth_estimateGas: (p) => p[2],
+  eth_createAccessList: (p) => p[2],
+  trace_call: (p) => p[3],
+  trace_callMany: (p) => field(p[2], 'stateOverrides'),
+  debug_traceCall: (p) => field(p[2], 'stateOverrides'),
+};
 
 const ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
 
@@ -28,14 +50,39 @@ const ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
 export function contractsOf(method: string, params: unknown): string[] | null {
   const list = Array.isArray(params) ? params : [];
   if (ACCOUNT_FIRST.has(method)) return addressList([list[0]]);
-  if (CALL_FIRST.has(method)) return addressList([field(list[0], 'to')]);
   if (method === 'eth_getLogs') return logAddresses(list[0]);
-  if (method === 'trace_callMany') {
+  let targets: string[];
+  if (CALL_FIRST.has(method)) targets = addressList([field(list[0], 'to')]);
+  else if (method === 'trace_callMany') {
     const calls = list[0];
     if (!Array.isArray(calls) || calls.length === 0) return [];
-    return addressList(calls.map((pair) => (Array.isArray(pair) ? field(pair[0], 'to') : undefined)));
+    targets = addressList(calls.map((pair) => (Array.isArray(pair) ? field(pair[0], 'to') : undefined)));
+  } else return null;
+  const overridden = overriddenAccounts(OVERRIDES_OF[method]?.(list));
+  if (targets.length === 0 || overridden === null) return [];
+  return [...targets, ...overridden];
+}
+
+/**
+ * The accounts a state override object touches, lower-case; null when it sets code (`code`, or
+ * `movePrecompileToAddress`, which puts a precompile's code at another address), or names an account
+ * that is not an address. Absent overrides touch nothing; a value that is not an object is refused
+ * by the method's parameter parser before anything runs, so it touches nothing either.
+ */
+function overriddenAccounts(overrides: unknown): string[] | null {
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) return [];
+  const touched: string[] = [];
+  for (const [account, override] of Object.entries(overrides)) {
+    if (!ADDRESS.test(account)) return null;
+    if (present(field(override, 'code')) || present(field(override, 'movePrecompileToAddress'))) return null;
+    touched.push(account.toLowerCase());
   }
-  return null;
+  return touched;
+}
+
+/** Whether an override field is given (geth reads null as absent). */
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
 }
 
 /** A log filter's `address`: one address or a list; absent, null or empty queries every contract. */

@@ -1,4 +1,5 @@
 import { isLimitName, type LimitName } from '../config/limits.ts';
+import type { Caller } from '../core/caller.ts';
 import { DomainError, ResponseTooLarge } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { Subscriber } from '../core/subscriber.ts';
@@ -99,29 +100,31 @@ const NULL_ID: IdJson = 'null';
 export class RpcEnvelope<S> {
   constructor(
     private readonly methods: MethodTable<S>,
-    private readonly context: Omit<MethodContext<S>, 'subscriber'>,
+    private readonly context: Omit<MethodContext<S>, 'subscriber' | 'caller'>,
     private readonly limits: EnvelopeLimits,
     private readonly onInternalError: (e: unknown, method: string) => void,
   ) {}
 
   /**
    * `subscriber` is the WebSocket connection the body came on (null over HTTP); `gate` the
-   * transport's policy and observers for this body.
+   * transport's policy and observers for this body; `caller` who sent it (key and connection).
    */
   async handle(
     body: string,
     subscriber: Subscriber | null = null,
     gate: CallGate | null = null,
+    caller: Caller | null = null,
   ): Promise<EnvelopeAnswer> {
-    const context = { ...this.context, subscriber };
+    const context = { ...this.context, subscriber, caller };
     let message: unknown;
     try {
       message = JSON.parse(body);
     } catch {
       return ok(errorResponse(NULL_ID, { code: PARSE_ERROR, message: 'parse error' }));
     }
-    // Numeric ids do not survive JSON.parse exactly (1e400, 30-digit integers): echo their source.
-    const raw = hasNumericId(message) ? rawIds(body) : undefined;
+    // Ids are echoed as their source text (README: "exactly as sent"), which JSON.parse loses for
+    // numbers (1e400, 30-digit integers) and for strings with escapes (`"\u0041"` reads as "A").
+    const raw = needsRawIds(message, body) ? rawIds(body) : undefined;
     if (!Array.isArray(message)) {
       const refusal = await this.admit(gate, [message]);
       if (refusal) return refused(refusal, [message], [typeof raw === 'string' ? raw : undefined], false);
@@ -300,18 +303,30 @@ function validId(id: unknown): boolean {
   return id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
 }
 
-function hasNumericId(message: unknown): boolean {
-  const numeric = (r: unknown) =>
-    typeof r === 'object' && r !== null && typeof (r as Record<string, unknown>).id === 'number';
-  return Array.isArray(message) ? message.some(numeric) : numeric(message);
+/**
+ * Whether an id's source text may differ from what JSON.stringify writes of its parsed value: any
+ * number may; a string only when the body has a backslash, since a JSON string without escapes holds
+ * neither control characters nor quotes and is written back the same (UTF-8 decoding leaves no lone
+ * surrogate for JSON.stringify to escape). The common body, with a plain id, is never scanned.
+ */
+function needsRawIds(message: unknown, body: string): boolean {
+  let strings = false;
+  const check = (r: unknown): boolean => {
+    if (typeof r !== 'object' || r === null) return false;
+    const id = (r as Record<string, unknown>).id;
+    if (typeof id === 'string') strings = true;
+    return typeof id === 'number';
+  };
+  const numeric = Array.isArray(message) ? message.some(check) : check(message);
+  return numeric || (strings && body.includes('\\'));
 }
 
-/** The id to echo: as sent when it is a number (its source text), else as parsed; null if invalid. */
+/** The id to echo: its source text when known, else as parsed; null if it is not a valid id. */
 function idJson(r: unknown, raw: string | undefined): IdJson {
   if (typeof r !== 'object' || r === null) return NULL_ID;
   const id = (r as Record<string, unknown>).id;
-  if (typeof id === 'number') return raw ?? JSON.stringify(id);
-  return typeof id === 'string' ? JSON.stringify(id) : NULL_ID;
+  if (typeof id === 'number' || typeof id === 'string') return raw ?? JSON.stringify(id);
+  return NULL_ID;
 }
 
 /** Whether `value` nests deeper than `max` arrays/objects, walked without recursion. */

@@ -1,3 +1,4 @@
+import type { Caller } from '../core/caller.ts';
 import type { Subscriber } from '../core/subscriber.ts';
 import type { Param, ParamValues } from './params.ts';
 import { parseParams } from './params.ts';
@@ -7,6 +8,8 @@ export interface MethodContext<S> {
   services: S;
   /** The WebSocket connection the request came on, for eth_subscribe; null over HTTP. */
   subscriber: Subscriber | null;
+  /** Who sent it (key and connection), for bounds kept per client; null when the transport says not. */
+  caller: Caller | null;
 }
 
 export interface Method<S> {

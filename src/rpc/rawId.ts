@@ -1,5 +1,6 @@
 // The source text of request ids. JSON.parse turns a numeric id into a double, so `1e400` becomes
-// Infinity (rendered `null`) and a 30-digit integer loses its last digits; geth keeps the id as raw
+// Infinity (rendered `null`) and a 30-digit integer loses its last digits, and a string id loses its
+// escapes (`"\u0041\n"` is written back as `"A\n"`, `"\/"` as `"/"`); geth keeps the id as raw
 // JSON and echoes it byte for byte, and clients match answers to requests by it. Node 20's
 // JSON.parse gives a reviver no access to the source, so this small scanner finds the `id` member
 // of the top-level object, or of each object of a top-level batch. It runs only on text JSON.parse

@@ -95,6 +95,8 @@ export interface RequestInfo {
   address: string;
   /** The HTTP request, or the WebSocket's upgrade request: its headers (Origin, User-Agent, Authorization). */
   headers: IncomingMessage['headers'];
+  /** The connection: the HTTP request's socket, or the WebSocket. Identity only (bounds per connection). */
+  connection: object;
 }
 
 export interface Listening {
@@ -370,7 +372,13 @@ export class RpcServer {
     const answer = await this.opts.handle(
       body,
       null,
-      { transport: 'http', key: route.key, address: clientAddress(req), headers: req.headers },
+      {
+        transport: 'http',
+        key: route.key,
+        address: clientAddress(req),
+        headers: req.headers,
+        connection: req.socket,
+      },
       requestId,
     );
     if (answer.chunks === null) {
@@ -423,7 +431,11 @@ export class RpcServer {
       return;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) =>
-      this.serveSocket(ws, { transport: 'ws', key: route.key, address, headers: req.headers }, socket),
+      this.serveSocket(
+        ws,
+        { transport: 'ws', key: route.key, address, headers: req.headers, connection: ws },
+        socket,
+      ),
     );
   }
 

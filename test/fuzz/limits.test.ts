@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict';
+import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { createPublicClient, type Hex, http, InvalidInputRpcError } from 'viem';
 import WebSocket from 'ws';
 import { LIMIT_NAMES, type LimitName, type LimitOverrides } from '../../src/config/limits.ts';
+import { tempDir } from '../support/cli.ts';
+import { LOG_STORE_INITCODE, logStoreCalldata } from '../support/contracts.ts';
+import { serveDev, stopDev } from '../support/devServer.ts';
+import { rpc, rpcFailure } from '../support/rpcClient.ts';
 import { importConformanceChain, type RunningServer, startServer, TEST_KEY } from '../support/server.ts';
+import { eventually } from '../support/wsClient.ts';
 
 /**
  * Every abuse limit (src/config/limits.ts LIMIT_NAMES), driven past its bound with seeded random
@@ -44,6 +51,8 @@ const LOW: LimitOverrides = {
     maxConnectionsPerIp: 3,
     maxConnectionsPerKey: 2,
   },
+  // Buffered changes and idle time are driven on a dev chain of their own (below), which mines.
+  filters: { maxPerConnection: 2, maxPerKey: 3, maxTotal: 4 },
 };
 
 const LOOPER = `0x${'aa'.repeat(20)}`;
@@ -224,7 +233,7 @@ describe('abuse limits, fuzzed past their bounds', () => {
         fc.asyncProperty(fc.integer({ min: 1, max: 53 }), async (block) => {
           const { json } = await post(req('debug_traceBlockByNumber', [`0x${block.toString(16)}`, {}]));
           if (json.error) {
-            assert.equal(json.error.code, -32008);
+            assert.equal(json.error.code, -32008, JSON.stringify(json.error));
             n++;
           } else assert.ok(JSON.stringify(json).length <= 4000);
         }),
@@ -443,6 +452,306 @@ describe('abuse limits, fuzzed past their bounds', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       return refused.length;
     }));
+
+  // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
+  type Answer = any;
+  /** A POST through `agent` (one kept-alive connection), or on a connection of its own (false). */
+  function postVia(agent: Agent | false, key: string, body: object): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        `${server.base}/v3/${key}`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => resolve(JSON.parse(text)));
+        },
+      );
+      req.once('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  }
+  const address = fc
+    .uint8Array({ minLength: 20, maxLength: 20 })
+    .map((b) => `0x${Buffer.from(b).toString('hex')}`);
+  /** Any of the three filters, a log filter with random criteria. */
+  const newFilter = fc.oneof(
+    fc.constant(req('eth_newBlockFilter')),
+    fc.constant(req('eth_newPendingTransactionFilter')),
+    fc
+      .record(
+        {
+          address: fc.oneof(address, fc.array(address, { maxLength: 3 })),
+          fromBlock: fc.constantFrom('latest', '0x1'),
+        },
+        { requiredKeys: [] },
+      )
+      .map((criteria) => req('eth_newFilter', [criteria])),
+  );
+  /** Makes a filter with a fresh id (req() numbers each), which must be installed. */
+  async function installed(agent: Agent | false, key: string, body: { method: string; params: unknown[] }) {
+    const a = await postVia(agent, key, { ...body, id: ++nextId });
+    assert.equal(typeof a.result, 'string', JSON.stringify(a));
+    return a.result as string;
+  }
+  async function refusedFilter(agent: Agent | false, key: string, body: object, where: RegExp) {
+    const a = await postVia(agent, key, { ...body, id: ++nextId });
+    assert.equal(a.error?.code, -32005, JSON.stringify(a));
+    assert.match(a.error.message, where);
+  }
+  async function uninstall(key: string, ids: string[]) {
+    for (const id of ids)
+      assert.equal((await postVia(false, key, req('eth_uninstallFilter', [id]))).result, true);
+  }
+
+  it('filters_per_connection: -32005 past the filters made on one connection, HTTP or WebSocket', () =>
+    counts('filters_per_connection', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          newFilter,
+          newFilter,
+          fc.array(newFilter, { minLength: 1, maxLength: 4 }),
+          async (a, b, over) => {
+            const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+            try {
+              const ids = [await installed(agent, TEST_KEY, a), await installed(agent, TEST_KEY, b)];
+              for (const body of over) {
+                await refusedFilter(
+                  agent,
+                  TEST_KEY,
+                  body,
+                  /too many filters on this connection \(at most 2\)/,
+                );
+                n++;
+              }
+              // Live filters count: one uninstalled leaves room for one more on the same connection.
+              await uninstall(TEST_KEY, ids.splice(0, 1));
+              ids.push(await installed(agent, TEST_KEY, over[0] ?? a));
+              await uninstall(TEST_KEY, ids);
+            } finally {
+              agent.destroy();
+            }
+          },
+        ),
+        params,
+      );
+      const ws = await socket();
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 2; i++) ids.push((await call(ws, req('eth_newBlockFilter'))).result);
+        const over = await call(ws, req('eth_newFilter', [{}]));
+        assert.equal(over.error.code, -32005);
+        n++;
+        await uninstall(TEST_KEY, ids);
+      } finally {
+        ws.close();
+      }
+      return n;
+    }));
+
+  it("filters_per_key: -32005 past a key's filters, whatever the connection; another key cannot see them", () =>
+    counts('filters_per_key', async () => {
+      let n = 0;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(await installed(false, TEST_KEY, req('eth_newBlockFilter')));
+      await fc.assert(
+        fc.asyncProperty(newFilter, async (body) => {
+          await refusedFilter(false, TEST_KEY, body, /too many filters for this API key \(at most 3\)/);
+          n++;
+        }),
+        params,
+      );
+      // A key's filters are its own: another key neither polls nor removes them.
+      const other = await postVia(false, OTHER_KEY, req('eth_getFilterChanges', [ids[0]]));
+      assert.deepEqual(other.error, { code: -32000, message: 'filter not found' });
+      assert.equal((await postVia(false, OTHER_KEY, req('eth_uninstallFilter', [ids[0]]))).result, false);
+      assert.deepEqual((await postVia(false, TEST_KEY, req('eth_getFilterChanges', [ids[0]]))).result, []);
+      await uninstall(TEST_KEY, ids);
+      return n;
+    }));
+
+  it('filters_total: -32005 past the filters of every key together', () =>
+    counts('filters_total', async () => {
+      let n = 0;
+      const mine = [];
+      for (let i = 0; i < 3; i++) mine.push(await installed(false, TEST_KEY, req('eth_newBlockFilter')));
+      const others = [await installed(false, OTHER_KEY, req('eth_newPendingTransactionFilter'))];
+      await fc.assert(
+        fc.asyncProperty(newFilter, async (body) => {
+          await refusedFilter(false, OTHER_KEY, body, /too many filters on this server \(at most 4\)/);
+          n++;
+        }),
+        params,
+      );
+      await uninstall(TEST_KEY, mine);
+      await uninstall(OTHER_KEY, others);
+      return n;
+    }));
+
+  it('filter_buffer and filter_idle: a filter too far behind, or idle too long, is removed and its next poll says so', async () => {
+    const dir = tempDir('ethtrace-filter-limits-');
+    const dev = await serveDev(dir.path, ['--filter-max-buffer', '3', '--filter-timeout-ms', '3000']);
+    const url = dev.url;
+    const refusedAt = async (limit: LimitName) => {
+      const text = await (await fetch(`${new URL(url).origin}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith(`ethtrace_limit_refusals_total{limit="${limit}"} `));
+      return Number(line?.split(' ')[1] ?? Number.NaN);
+    };
+    const notFound = async (id: string) =>
+      assert.deepEqual(await rpcFailure(url, 'eth_getFilterChanges', [id]), {
+        code: -32000,
+        message: 'filter not found',
+      });
+    const hex = (n: number | bigint) => `0x${n.toString(16)}`;
+    try {
+      tested.add('filter_buffer');
+      let before = await refusedAt('filter_buffer');
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 0, max: 8 }), async (blocks) => {
+          const blockFilter = await rpc<string>(url, 'eth_newBlockFilter');
+          const logFilter = await rpc<string>(url, 'eth_newFilter', [{}]);
+          const head = BigInt(await rpc<string>(url, 'eth_blockNumber'));
+          if (blocks > 0) await rpc(url, 'anvil_mine', [hex(blocks)]);
+          if (blocks <= 3) {
+            const hashes: string[] = [];
+            for (let b = head + 1n; b <= head + BigInt(blocks); b++)
+              hashes.push((await rpc<{ hash: string }>(url, 'eth_getBlockByNumber', [hex(b), false])).hash);
+            assert.deepEqual(await rpc(url, 'eth_getFilterChanges', [blockFilter]), hashes);
+            assert.deepEqual(await rpc(url, 'eth_getFilterChanges', [logFilter]), []);
+            await rpc(url, 'eth_uninstallFilter', [blockFilter]);
+            await rpc(url, 'eth_uninstallFilter', [logFilter]);
+            return;
+          }
+          await notFound(blockFilter);
+          await notFound(logFilter);
+          n += 2;
+          // Removed, so the next poll is an unknown filter's (and not counted again).
+          await notFound(blockFilter);
+        }),
+        params,
+      );
+      const [from] = await rpc<string[]>(url, 'eth_accounts');
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 0, max: 6 }), async (count) => {
+          const pending = await rpc<string>(url, 'eth_newPendingTransactionFilter');
+          // One batch, so the filter's time does not run out while they are sent.
+          const sends = Array.from({ length: count }, (_, i) => ({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'eth_sendTransaction',
+            params: [{ from, to: from, value: '0x1' }],
+          }));
+          const res = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(sends),
+          });
+          const answers = count === 0 ? [] : ((await res.json()) as Array<{ result: string }>);
+          const sent = answers.map((a) => a.result);
+          assert.equal(sent.length, count);
+          if (count <= 3) {
+            // A batch's calls run at once, so the pool may take them in another order than sent.
+            assert.deepEqual(
+              (await rpc<string[]>(url, 'eth_getFilterChanges', [pending])).sort(),
+              sent.sort(),
+            );
+            await rpc(url, 'eth_uninstallFilter', [pending]);
+            return;
+          }
+          await notFound(pending);
+          n++;
+        }),
+        params,
+      );
+      assert.ok(n > 0, 'nothing overflowed');
+      assert.equal((await refusedAt('filter_buffer')) - before, n, 'filter_buffer refusals counted');
+
+      tested.add('filter_idle');
+      before = await refusedAt('filter_idle');
+      const idle = await rpc<string>(url, 'eth_newBlockFilter');
+      const polled = await rpc<string>(url, 'eth_newFilter', [{}]);
+      // Polled well within the 3 s while the other one waits out its time and is swept.
+      await eventually(
+        async () => {
+          await rpc(url, 'eth_getFilterChanges', [polled]);
+          return (await refusedAt('filter_idle')) > before;
+        },
+        'the idle filter to be removed',
+        30_000,
+      );
+      await notFound(idle);
+      assert.deepEqual(await rpc(url, 'eth_getFilterChanges', [polled]), []);
+      assert.equal((await refusedAt('filter_idle')) - before, 1, 'filter_idle refusals counted');
+
+      // A real client tells: viem's watchEvent hears -32000 filter not found when its filter fell
+      // behind, makes a new filter, and goes on delivering logs.
+      const deployed = await rpc<string>(url, 'eth_sendTransaction', [{ from, data: LOG_STORE_INITCODE }]);
+      const { contractAddress } = await rpc<{ contractAddress: Hex }>(url, 'eth_getTransactionReceipt', [
+        deployed,
+      ]);
+      const emit = (value: number) =>
+        rpc(url, 'eth_sendTransaction', [
+          { from, to: contractAddress, data: logStoreCalldata({ key: 1n, value: BigInt(value), logs: 1 }) },
+        ]);
+      const heard: bigint[] = [];
+      const errors: Error[] = [];
+      const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+      const unwatch = client.watchEvent({
+        address: contractAddress,
+        // Slower than blocks are mined below, so one poll finds more than 3 new blocks.
+        pollingInterval: 2000,
+        onLogs: (logs) => {
+          for (const log of logs) heard.push(BigInt(log.data));
+        },
+        onError: (e) => errors.push(e),
+      });
+      try {
+        let value = 0;
+        // Until its filter is made and has heard one.
+        await eventually(
+          async () => {
+            await emit(++value);
+            await new Promise((r) => setTimeout(r, 1000));
+            return heard.length > 0;
+          },
+          'viem to hear a log',
+          30_000,
+        );
+        before = await refusedAt('filter_buffer');
+        // Mined a few at a time while requests are answered: blocks keep coming between viem's polls.
+        await rpc(url, 'anvil_mine', ['0xc8']);
+        await eventually(
+          () => errors.some((e) => e instanceof InvalidInputRpcError && /filter not found/.test(e.message)),
+          'viem to hear that its filter is gone',
+          30_000,
+        );
+        // Its new filter may fall behind too while the blocks are still being mined.
+        assert.ok((await refusedAt('filter_buffer')) - before >= 1, 'filter_buffer refusals counted');
+        const last = value;
+        await eventually(
+          async () => {
+            await emit(++value);
+            await new Promise((r) => setTimeout(r, 1000));
+            return heard.some((v) => v > BigInt(last));
+          },
+          'viem to hear logs through a new filter',
+          30_000,
+        );
+      } finally {
+        unwatch();
+      }
+    } finally {
+      await stopDev(dev.child);
+      dir.cleanup();
+    }
+  });
 
   it('covers every limit', () => {
     assert.deepEqual(

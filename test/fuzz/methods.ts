@@ -38,6 +38,8 @@ const callLike: MethodSpec = {
 // A range whose fromBlock is after its toBlock: -32602 in Reth (InvalidBlockRangeParams), -32000 in
 // geth; either names the problem.
 const RANGE_CODES = [-32602];
+// A well-formed new filter past the filters one connection, key or server may hold (README, Limits).
+const FILTER_LIMIT = -32005;
 
 // Dev-method bounds: well-formed values stay small so the dev chain keeps working through the run
 // (mining many blocks or moving time by years would be a load test, not a parameter test).
@@ -200,9 +202,9 @@ export const METHOD_SPECS: Record<string, MethodSpec> = {
   // filters and subscriptions
   eth_subscribe,
   eth_unsubscribe: { params: [req(k.opaqueId)], socketOnly: true },
-  eth_newFilter: { params: [req(k.logFilter)], validAlsoCodes: RANGE_CODES },
-  eth_newBlockFilter: none,
-  eth_newPendingTransactionFilter: none,
+  eth_newFilter: { params: [req(k.logFilter)], validAlsoCodes: [...RANGE_CODES, FILTER_LIMIT] },
+  eth_newBlockFilter: { params: [], validAlsoCodes: [FILTER_LIMIT] },
+  eth_newPendingTransactionFilter: { params: [], validAlsoCodes: [FILTER_LIMIT] },
   eth_getFilterChanges: { params: [req(k.opaqueId)] },
   eth_getFilterLogs: { params: [req(k.opaqueId)] },
   eth_uninstallFilter: { params: [req(k.opaqueId)] },

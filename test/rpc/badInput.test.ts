@@ -120,16 +120,13 @@ describe('bad input over HTTP and WebSocket', () => {
     const ids = ['1e400', '123456789012345678901234567890', '-0', '1.50', '1E+2', '7', '"a\\u0062c"'];
     for (const id of ids) {
       const { text } = await post(`{"jsonrpc":"2.0","id":${id},"method":"eth_chainId"}`);
-      assert.ok(
-        text.startsWith(`{"jsonrpc":"2.0","id":${id === '"a\\u0062c"' ? '"abc"' : id},"result":"0x`),
-        text,
-      );
+      assert.ok(text.startsWith(`{"jsonrpc":"2.0","id":${id},"result":"0x`), text);
     }
     const batch = ids.map((id) => `{ "method" : "eth_chainId", "id" :${id} , "jsonrpc":"2.0"}`);
     // An element that is not an object, and an invalid one, keep their places.
     const { text } = await post(`[${batch.join(',')}, 5, {"jsonrpc":"2.0","id":99e999,"method":""}]`);
     const echoed = [...text.matchAll(/"id":([^,]+),/g)].map((m) => m[1]);
-    assert.deepEqual(echoed, [...ids.slice(0, -1), '"abc"', 'null', '99e999']);
+    assert.deepEqual(echoed, [...ids, 'null', '99e999']);
     // A repeated member counts once, the last, as JSON.parse reads it.
     const repeated = await post('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","id":2e400}');
     assert.match(repeated.text, /^\{"jsonrpc":"2.0","id":2e400,"result"/);

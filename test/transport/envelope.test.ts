@@ -336,6 +336,47 @@ describe('JSON-RPC envelope and HTTP transport', () => {
     assert.equal(batch[1]?.error?.code, -32601);
   });
 
+  it('echoes every id as the exact text sent, escapes and all, over HTTP and WebSocket, single and batch, results and errors', async () => {
+    // Each id as it is written in the body; JSON.parse would turn `"\u0041\n"` into "A\n", which
+    // JSON.stringify writes back as `"A\n"`, not as sent.
+    const ids = ['"\\u0041\\n"', '"\\/"', '"a\\"b"', '"\\ud83d\\ude00"', '"\\u00e9"', '"plain"', '1e400'];
+    const request = (id: string, method: string, params = '[]') =>
+      `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
+    // The id's text in an answer, cut out of the answer's own text (an answer starts with jsonrpc and id).
+    const idsIn = (text: string): string[] =>
+      [...text.matchAll(/\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|[^,]*),/g)].map((m) => m[1] ?? '');
+    const bodies = ids.flatMap((id) => [
+      request(id, 'eth_chainId'),
+      request(id, 'eth_nope'),
+      request(id, 'eth_getBlockReceipts', '["nonsense"]'),
+    ]);
+    const ws = new WebSocket(server.wsUrl);
+    await once(ws, 'open');
+    const viaWs = async (body: string): Promise<string> => {
+      const answer = once(ws, 'message');
+      ws.send(body);
+      return String((await answer)[0]);
+    };
+    try {
+      for (const body of bodies) {
+        const id = /"id":(.*),"method"/.exec(body)?.[1] ?? '';
+        const http = await (await post(body)).text();
+        assert.deepEqual(idsIn(http), [id], `HTTP ${body} → ${http}`);
+        const socket = await viaWs(body);
+        assert.deepEqual(idsIn(socket), [id], `WebSocket ${body} → ${socket}`);
+      }
+      // A batch (within the server's 5), each answer in the request's place.
+      const batch = `[${bodies.slice(0, 5).join(' , ')}]`;
+      const want = bodies.slice(0, 5).map((b) => /"id":(.*),"method"/.exec(b)?.[1] ?? '');
+      assert.deepEqual(idsIn(await (await post(batch)).text()), want);
+      assert.deepEqual(idsIn(await viaWs(batch)), want);
+      // A parse error has no id to echo: null.
+      assert.deepEqual(idsIn(await (await post('{"jsonrpc":"2.0","id":"\\u0041",')).text()), ['null']);
+    } finally {
+      ws.close();
+    }
+  });
+
   it('refuses a WebSocket upgrade without a valid key with the same 401 texts', async () => {
     for (const [path, text] of [
       ['/ws/v3/wrong', 'invalid project id\n'],
@@ -465,9 +506,9 @@ describe('the envelope with a gate', () => {
         body: { jsonrpc: '2.0', id: 7, error: { code: -32005, message: 'slow down' } },
       },
     );
-    // A raw body: the large numeric id must come back as its source text.
+    // A raw body: the large numeric id and the escaped string id come back as their source text.
     const batch = await envelope.handle(
-      '[{"jsonrpc":"2.0","id":"a","method":"echo"},{"jsonrpc":"2.0","method":"echo"},' +
+      '[{"jsonrpc":"2.0","id":"\\u0061","method":"echo"},{"jsonrpc":"2.0","method":"echo"},' +
         '{"jsonrpc":"2.0","id":12345678901234567890123,"method":"echo"}]',
       null,
       gate,
@@ -475,7 +516,7 @@ describe('the envelope with a gate', () => {
     assert.equal(batch.httpStatus, 429);
     assert.equal(
       text(batch.chunks),
-      '[{"jsonrpc":"2.0","id":"a","error":{"code":-32005,"message":"slow down"}},' +
+      '[{"jsonrpc":"2.0","id":"\\u0061","error":{"code":-32005,"message":"slow down"}},' +
         '{"jsonrpc":"2.0","id":12345678901234567890123,"error":{"code":-32005,"message":"slow down"}}]',
     );
     assert.equal(ran, 0);

@@ -294,8 +294,23 @@ describe('keys with settings, on a running ethtrace start', () => {
 
     it('origins, with *.example.com wildcards', async () => {
       const { url } = await created('origins', '--allow-origin', 'https://*.example.com');
-      assert.equal((await post(url, req('eth_chainId'), { origin: 'https://app.example.com' })).status, 200);
-      for (const origin of ['https://example.com', 'http://app.example.com', 'https://evil.org']) {
+      for (const origin of [
+        'https://app.example.com',
+        'https://app.example.com:8443',
+        'https://a.b.example.com',
+      ])
+        assert.equal((await post(url, req('eth_chainId'), { origin })).status, 200, origin);
+      for (const origin of [
+        'https://example.com',
+        'http://app.example.com',
+        'https://evil.org',
+        'null',
+        // Not origins at all: each hides evil.com behind text that ends like a subdomain.
+        'https://evil.com#.example.com',
+        'https://evil.com?x=.example.com',
+        'https://evil.com:443.example.com',
+        'https://evil.com/.example.com',
+      ]) {
         const a = await post(url, req('eth_chainId'), { origin });
         assert.equal(a.status, 403, origin);
         assert.deepEqual(a.body.error, REJECTED);
@@ -324,6 +339,64 @@ describe('keys with settings, on a running ethtrace start', () => {
       assert.deepEqual(
         batch.body.map((a: { error: unknown }) => a.error),
         [REJECTED, REJECTED],
+      );
+    });
+
+    it('contract addresses: state overrides that set code, or touch an account off the list, are refused in every method that takes them', async () => {
+      const { url } = await created('overrides', '--allow-contract', A);
+      // BALANCE(B), returned: the code that read an account off the list through an allowed one.
+      const readB = `0x73${B.slice(2)}3160005260206000f3` as const;
+      const code = { [A]: { code: readB } };
+      const withOverrides = (overrides: unknown, call: object = { to: A, data: '0x' }) => [
+        req('eth_call', [call, 'latest', overrides]),
+        req('eth_estimateGas', [call, 'latest', overrides]),
+        req('eth_createAccessList', [call, 'latest', overrides]),
+        req('trace_call', [call, ['trace'], 'latest', overrides]),
+        req('trace_callMany', [[[call, ['trace']]], 'latest', { stateOverrides: overrides }]),
+        req('debug_traceCall', [call, 'latest', { stateOverrides: overrides }]),
+      ];
+      const refused = async (body: { method: string }, why: string) => {
+        const a = await post(url, body);
+        assert.equal(a.status, 403, `${body.method} ${why}: ${a.text}`);
+        assert.deepEqual(a.body.error, REJECTED);
+      };
+      for (const body of withOverrides(code)) await refused(body, 'code on an allowed contract');
+      for (const body of withOverrides({ [B]: { code: '0x00' } })) await refused(body, 'code elsewhere');
+      for (const touch of [
+        { balance: '0x1' },
+        { nonce: '0x1' },
+        { state: { [`0x${'00'.repeat(32)}`]: `0x${'00'.repeat(31)}01` } },
+        { stateDiff: { [`0x${'00'.repeat(32)}`]: `0x${'00'.repeat(31)}01` } },
+      ]) {
+        for (const body of withOverrides({ [A]: { balance: '0x1' }, [B]: touch }))
+          await refused(body, `${Object.keys(touch)[0]} off the list`);
+      }
+      for (const body of withOverrides({ [A]: { movePrecompileToAddress: B } }))
+        await refused(body, 'a precompile moved');
+      // The calls that run a contract are checked by their `to` in every one of these methods.
+      await refused(req('eth_createAccessList', [{ to: B, data: '0x' }, 'latest']), 'to B');
+      await refused(req('debug_traceCall', [{ to: B, data: '0x' }, 'latest']), 'to B');
+      // Overrides of allowed accounts that set no code still run (A pays, as eth_createAccessList
+      // charges its sender: the zero address has nothing).
+      const slot = `0x${'00'.repeat(32)}`;
+      const allowed = { [A]: { nonce: '0x2', stateDiff: { [slot]: `0x${'00'.repeat(31)}01` } } };
+      for (const body of withOverrides(allowed, { from: A, to: A, data: '0x' })) {
+        const a = await post(url, body);
+        assert.equal(a.status, 200, `${body.method}: ${a.text}`);
+        assert.equal(a.body.error, undefined, `${body.method}: ${a.text}`);
+      }
+      // viem, as a dapp would send it: the override is refused, the plain call answered.
+      const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+      assert.deepEqual(await client.call({ to: A, data: '0x' }), { data: undefined });
+      await assert.rejects(
+        client.call({ to: A, data: '0x', stateOverride: [{ address: A, code: readB }] }),
+        (e: Error) => {
+          // viem reads the JSON-RPC error of the 403 (its ResourceUnavailableRpcError), under its call error.
+          let cause: unknown = e;
+          while (cause instanceof Error && (cause as { code?: number }).code !== -32002) cause = cause.cause;
+          assert.ok(cause instanceof Error, e.message);
+          return true;
+        },
       );
     });
 

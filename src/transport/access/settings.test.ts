@@ -36,6 +36,58 @@ describe('origin allow-list', () => {
   });
 });
 
+describe('origin allow-list against malformed origins', () => {
+  // Each would pass a suffix test on the text after `://`; none is an origin (scheme://host[:port]).
+  const attacks = [
+    'https://evil.com#.example.com',
+    'https://evil.com?x=.example.com',
+    'https://evil.com:443.example.com',
+    'https://evil.com/.example.com',
+    'https://evil.com\\.example.com',
+    'https://user@a.example.com',
+    'https://evil.com@a.example.com',
+    'https://a.example.com/',
+    'https://a.example.com:99999',
+    'https://a.example.com:',
+    'https://a.example.com%2f',
+    'https://evil%2ecom.example.com',
+    'https://a.example.com extra',
+    'https:/a.example.com',
+    'a.example.com',
+    '',
+  ];
+
+  it('refuses every origin that is not scheme://host[:port], whatever the entry', () => {
+    for (const entries of [['*.example.com'], ['https://*.example.com'], ['https://']]) {
+      for (const origin of attacks) assert.ok(!originAllowed(entries, origin), `${entries} let ${origin} in`);
+    }
+  });
+
+  it('still takes well-formed origins: with a port, without, any case; never null', () => {
+    assert.ok(originAllowed(['*.example.com'], 'https://a.example.com'));
+    assert.ok(originAllowed(['*.example.com'], 'https://a.example.com:8443'));
+    assert.ok(originAllowed(['*.example.com'], 'HTTPS://A.Example.COM'));
+    assert.ok(originAllowed(['https://*.example.com:8443'], 'https://a.example.com:8443'));
+    assert.ok(!originAllowed(['https://*.example.com:8443'], 'https://a.example.com'));
+    // A default port is the same origin written out or not.
+    assert.ok(originAllowed(['https://app.example.com:443'], 'https://app.example.com'));
+    assert.ok(originAllowed(['https://app.example.com'], 'https://app.example.com:443'));
+    assert.ok(originAllowed(['http://localhost:3000'], 'http://localhost:3000'));
+    assert.ok(originAllowed(['127.0.0.1'], 'http://127.0.0.1:8080'));
+    assert.ok(originAllowed(['http://'], 'http://[::1]:5173'));
+    assert.ok(originAllowed(['chrome-extension://'], 'chrome-extension://abcdefghijklmnop'));
+    assert.ok(!originAllowed(['*.example.com', 'https://'], 'null'));
+  });
+
+  it('matches a wildcard on whole labels only', () => {
+    assert.ok(!originAllowed(['*.example.com'], 'https://evil-example.com'));
+    assert.ok(!originAllowed(['*.example.com'], 'https://example.com.evil.org'));
+    assert.ok(!originAllowed(['*.example.com'], 'https://.example.com'));
+    assert.ok(!originAllowed(['*.example.com'], 'https://..example.com'));
+    assert.ok(!originAllowed(['*.example.com'], 'https://a..example.com'));
+  });
+});
+
 describe('allow-lists together', () => {
   const allow = {
     contracts: [A],

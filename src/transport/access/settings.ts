@@ -136,32 +136,69 @@ export function refusingList(
   return null;
 }
 
-const ORIGIN = /^([a-z][a-z0-9+.-]*):\/\/([^/]+)$/;
+/** The ports an origin of these schemes has when it names none (WHATWG URL's special schemes). */
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443', ws: '80', wss: '443' };
+
+/** An Origin header's parts, lower-case; `port` is the one in effect (the scheme's default if none is written). */
+export interface OriginParts {
+  scheme: string;
+  hostname: string;
+  port: string | null;
+}
+
+/**
+ * An Origin header as scheme, host and port, or null when it is not one. The header's grammar
+ * (RFC 6454 serialized-origin) is `scheme "://" host [ ":" port ]` and nothing else: no user info,
+ * path, query or fragment. WHATWG URL parses it (hosts, IPv6 literals, ports, percent escapes, as a
+ * browser does), and the text must be exactly what the parsed origin writes back (an explicit
+ * default port aside), so anything URL would have read past or rewritten is refused rather than
+ * matched on a part of it: `https://evil.com#.example.com` is evil.com with a fragment, not a
+ * subdomain of example.com. `null` (an opaque origin) is not one.
+ */
+export function parseOrigin(text: string): OriginParts | null {
+  const lower = text.toLowerCase();
+  let url: URL;
+  try {
+    url = new URL(lower);
+  } catch {
+    return null;
+  }
+  const scheme = url.protocol.slice(0, -1);
+  const written = `${url.protocol}//${url.host}`;
+  const defaultPort = DEFAULT_PORTS[scheme];
+  if (
+    url.host === '' ||
+    (lower !== written && (defaultPort === undefined || lower !== `${written}:${defaultPort}`))
+  )
+    return null;
+  return { scheme, hostname: url.hostname, port: url.port === '' ? (defaultPort ?? null) : url.port };
+}
 
 /**
  * Infura's origin matching: an entry's scheme, when it has one, must match; `*.example.com` matches
- * every subdomain of example.com (at any depth, not example.com itself); an entry without a port
- * matches any port; a scheme alone (`https://`) matches every origin of that scheme. A request
- * without an Origin (or with the opaque `null`) matches nothing.
+ * every subdomain of example.com (at any depth, whole labels, not example.com itself); an entry
+ * without a port matches any port; a scheme alone (`https://`) matches every origin of that scheme. A
+ * request without an Origin, with the opaque `null`, or with anything that is not an origin
+ * (parseOrigin) matches nothing.
  */
 export function originAllowed(entries: readonly string[], origin: string | undefined): boolean {
-  const m = origin === undefined ? null : ORIGIN.exec(origin.toLowerCase());
-  if (!m) return false;
-  const scheme = m[1] ?? '';
-  const host = m[2] ?? '';
-  const hostname = host.replace(/:[0-9]+$/, '');
+  const parts = origin === undefined ? null : parseOrigin(origin);
+  if (!parts) return false;
   return entries.some((entry) => {
     const at = entry.indexOf('://');
     const entryScheme = at < 0 ? null : entry.slice(0, at);
     const pattern = at < 0 ? entry : entry.slice(at + 3);
-    if (entryScheme !== null && entryScheme !== scheme) return false;
+    if (entryScheme !== null && entryScheme !== parts.scheme) return false;
     if (pattern === '') return true;
-    const target = /:[0-9]+$/.test(pattern) ? host : hostname;
-    if (pattern.startsWith('*.')) {
-      const suffix = pattern.slice(1);
-      return target.endsWith(suffix) && target.length > suffix.length;
-    }
-    return target === pattern;
+    const portAt = pattern.search(/:[0-9]+$/);
+    const host = portAt < 0 ? pattern : pattern.slice(0, portAt);
+    if (portAt >= 0 && pattern.slice(portAt + 1) !== parts.port) return false;
+    if (!host.startsWith('*.')) return parts.hostname === host;
+    const suffix = host.slice(1);
+    if (!parts.hostname.endsWith(suffix)) return false;
+    // What the wildcard stands for is one label or more, each with something in it.
+    const labels = parts.hostname.slice(0, -suffix.length);
+    return labels !== '' && labels.split('.').every((label) => label !== '');
   });
 }
 

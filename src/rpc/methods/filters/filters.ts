@@ -7,24 +7,26 @@ function filterId(value: unknown): string {
   return value;
 }
 
-export const eth_newFilter = method([required(logFilter)], ([filter], { services }) =>
-  services.filters.newLogFilter(filter.scope, filter.criteria),
+export const eth_newFilter = method([required(logFilter)], ([filter], { services, caller }) =>
+  services.filters.newLogFilter(filter.scope, filter.criteria, caller),
 );
 
-export const eth_newBlockFilter = method([], (_args, { services }) => services.filters.newBlockFilter());
-
-export const eth_newPendingTransactionFilter = method([], (_args, { services }) =>
-  services.filters.newPendingTransactionFilter(),
+export const eth_newBlockFilter = method([], (_args, { services, caller }) =>
+  services.filters.newBlockFilter(caller),
 );
 
-export const eth_getFilterChanges = method([required(filterId)], ([id], { services }) =>
-  services.filters.changes(id),
+export const eth_newPendingTransactionFilter = method([], (_args, { services, caller }) =>
+  services.filters.newPendingTransactionFilter(caller),
 );
 
-export const eth_getFilterLogs = method([required(filterId)], ([id], { services }) =>
-  services.filters.allLogs(id),
+export const eth_getFilterChanges = method([required(filterId)], ([id], { services, caller }) =>
+  services.filters.changes(id, caller),
 );
 
-export const eth_uninstallFilter = method([required(filterId)], ([id], { services }) =>
-  services.filters.uninstall(id),
+export const eth_getFilterLogs = method([required(filterId)], ([id], { services, caller }) =>
+  services.filters.allLogs(id, caller),
+);
+
+export const eth_uninstallFilter = method([required(filterId)], ([id], { services, caller }) =>
+  services.filters.uninstall(id, caller),
 );
