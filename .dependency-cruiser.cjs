@@ -5,6 +5,7 @@
 const MAY_IMPORT = {
   primitives: [],
   core: ['primitives'],
+  evm: ['core', 'primitives'],
   config: ['core', 'primitives'],
   store: ['core', 'primitives'],
   wire: ['primitives'],
