@@ -10,7 +10,6 @@ const MAY_IMPORT = {
   store: ['core', 'primitives'],
   wire: ['primitives'],
   chain: ['store', 'core', 'primitives', 'config'],
-  evm: ['core', 'primitives'],
   // An upstream node as a source of blocks, receipts and state (upstream mode): a store of its own.
   upstream: ['chain', 'store', 'core', 'wire', 'primitives', 'config'],
   exec: ['evm', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
