@@ -83,14 +83,7 @@ export interface StepTracer {
     stack: readonly bigint[],
     sp: number,
   ): void;
-  after(
-    gasLeft: number,
-    stack: readonly bigint[],
-    sp: number,
-    memory: Uint8Array,
-    memBase: number,
-    memSize: number,
-  ): void;
+  after(gasLeft: number, stack: readonly bigint[], sp: number, memory: Uint8Array, memSize: number): void;
 }
 
 /** What a tracer may listen to; any member may be left out. */

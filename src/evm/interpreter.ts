@@ -22,8 +22,8 @@ import {
 
 /**
  * The interpreter: one synchronous loop per frame over code analysed once per code hash, with gas
- * as a JS number, a preallocated stack per call depth and one memory buffer shared by all frames of
- * a run (each frame owns the part above its parent's). Calls do not recurse in JS: a CALL or CREATE
+ * as a JS number, and per call depth a pooled frame with a preallocated stack and a memory buffer
+ * that grows by doubling and is kept for the next frame at that depth. Calls do not recurse in JS: a CALL or CREATE
  * saves the frame's registers and returns to `runFrames`, which runs the child and then resumes the
  * parent, so 1024 nested calls need no deep JS stack.
  *
@@ -39,6 +39,9 @@ const MEMORY_LIMIT = 0x1_0000_0000;
 const MEMORY_LIMIT_BIG = BigInt(MEMORY_LIMIT);
 /** Most gas a frame holds as a number; the rest is in its bank (see above). */
 const GAS_CHUNK = 2 ** 52;
+/** A frame's first memory buffer, and the largest one a pooled frame keeps for the next. */
+const MEMORY_INITIAL = 1024;
+const MEMORY_KEPT = 1024 * 1024;
 const GAS_CHUNK_BIG = BigInt(GAS_CHUNK);
 const CALL_STIPEND = 2300;
 const CALL_VALUE_GAS = 9000;
@@ -121,8 +124,12 @@ export class Frame {
   gas = 0;
   bank = 0n;
   code: Code = NO_CODE;
-  memBase = 0;
+  /** The frame's memory: a buffer kept by the pooled frame, grown by doubling; memSize is in use. */
+  memory = new Uint8Array(MEMORY_INITIAL);
+  view = new DataView(this.memory.buffer);
   memSize = 0;
+  /** Bytes of `memory` below this may hold an earlier frame's data; above it the buffer is zero. */
+  dirty = 0;
   returnData: Uint8Array = NO_BYTES;
   /** The opcode that made the frame (OP_CALL or OP_CREATE for a transaction's own). */
   op = OP_CALL;
@@ -175,8 +182,6 @@ export interface MessageResult {
  */
 export class Machine {
   readonly tables: OpTables;
-  memory = new Uint8Array(64 * 1024);
-  view = new DataView(this.memory.buffer);
   tx: TxEnv = { origin: 0n, gasPrice: 0n, blobHashes: [], blobBaseFee: 0n };
   /** The child frame a SUSPENDED frame waits for. */
   child: Frame | null = null;
@@ -308,7 +313,7 @@ function regionEnd(offset: bigint, size: bigint): number {
 }
 
 /** Expands the frame's memory to cover `end` (> its size), paying for it; new gas, or -1. */
-function expandMemory(m: Machine, f: Frame, end: number, gas: number): number {
+function expandMemory(f: Frame, end: number, gas: number): number {
   const words = Math.ceil(end / 32);
   const cost = memoryCost(words) - memoryCost(f.memSize / 32);
   let g = gas;
@@ -316,30 +321,41 @@ function expandMemory(m: Machine, f: Frame, end: number, gas: number): number {
     g = topUp(f, g, cost);
     if (g < 0) return -1;
   }
-  growMemory(m, f, words * 32);
+  growMemory(f, words * 32);
   return g - cost;
 }
 
-function growMemory(m: Machine, f: Frame, size: number): void {
-  const from = f.memBase + f.memSize;
-  const to = f.memBase + size;
-  if (to > m.memory.length) {
-    let capacity = m.memory.length * 2;
-    while (capacity < to) capacity *= 2;
+function growMemory(f: Frame, size: number): void {
+  const from = f.memSize;
+  if (size > f.memory.length) {
+    let capacity = Math.max(f.memory.length * 2, MEMORY_INITIAL);
+    while (capacity < size) capacity *= 2;
     const grown = new Uint8Array(capacity);
-    grown.set(m.memory.subarray(0, from));
-    m.memory = grown;
-    m.view = new DataView(grown.buffer);
-  } else {
-    // A finished child may have left its bytes here.
-    m.memory.fill(0, from, to);
+    grown.set(f.memory.subarray(0, from));
+    f.memory = grown;
+    f.view = new DataView(grown.buffer);
+    f.dirty = from;
+  } else if (from < f.dirty) {
+    // An earlier frame at this depth may have left its bytes here.
+    f.memory.fill(0, from, Math.min(size, f.dirty));
   }
+  if (size > f.dirty) f.dirty = size;
   f.memSize = size;
 }
 
+/** A pooled frame's memory for a new frame: emptied, and not kept if a past frame grew it large. */
+function resetMemory(f: Frame): void {
+  f.memSize = 0;
+  if (f.memory.length > MEMORY_KEPT) {
+    f.memory = new Uint8Array(MEMORY_INITIAL);
+    f.view = new DataView(f.memory.buffer);
+    f.dirty = 0;
+  }
+}
+
 /** Copies `src[srcOffset..srcOffset+size)` into memory at `at`, zeros beyond the end of `src`. */
-function copyToMemory(m: Machine, at: number, src: Uint8Array, srcOffset: bigint, size: number): void {
-  const mem = m.memory;
+function copyToMemory(f: Frame, at: number, src: Uint8Array, srcOffset: bigint, size: number): void {
+  const mem = f.memory;
   if (srcOffset >= BigInt(src.length)) {
     mem.fill(0, at, at + size);
     return;
@@ -395,9 +411,8 @@ function run(m: Machine, f: Frame): number {
   let sp = f.sp;
   let pc = f.pc;
   let gas = f.gas;
-  let mem = m.memory;
-  let view = m.view;
-  const memBase = f.memBase;
+  let mem = f.memory;
+  let view = f.view;
   let status = 0;
   let error = -1;
   let op = 0;
@@ -642,15 +657,15 @@ function run(m: Machine, f: Frame): number {
         }
         gas -= extra;
         if (end > f.memSize) {
-          gas = expandMemory(m, f, end, gas);
+          gas = expandMemory(f, end, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
-        const at = memBase + end - n;
+        const at = end - n;
         s[sp - 1] = bytesToBigint(keccak256(mem.subarray(at, at + n)), 0, 32);
         break;
       }
@@ -724,16 +739,16 @@ function run(m: Machine, f: Frame): number {
         }
         gas -= extra;
         if (end > f.memSize) {
-          gas = expandMemory(m, f, end, gas);
+          gas = expandMemory(f, end, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
-        if (op === 0x37) copyToMemory(m, memBase + end - n, f.input, dataOffset, n);
-        else if (op === 0x39) copyToMemory(m, memBase + end - n, code.subarray(0, codeLength), dataOffset, n);
+        if (op === 0x37) copyToMemory(f, end - n, f.input, dataOffset, n);
+        else if (op === 0x39) copyToMemory(f, end - n, code.subarray(0, codeLength), dataOffset, n);
         else {
           const data = f.returnData;
           if (dataOffset + size > BigInt(data.length)) {
@@ -741,7 +756,7 @@ function run(m: Machine, f: Frame): number {
             break loop;
           }
           const from = Number(dataOffset);
-          mem.set(data.subarray(from, from + n), memBase + end - n);
+          mem.set(data.subarray(from, from + n), end - n);
         }
         break;
       }
@@ -799,16 +814,16 @@ function run(m: Machine, f: Frame): number {
         gas -= extra;
         if (size === 0n) break;
         if (end > f.memSize) {
-          gas = expandMemory(m, f, end, gas);
+          gas = expandMemory(f, end, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
         const n = Number(size);
-        copyToMemory(m, memBase + end - n, account.code(world.reader), codeOffset, n);
+        copyToMemory(f, end - n, account.code(world.reader), codeOffset, n);
         break;
       }
       case 0x3d: // RETURNDATASIZE
@@ -867,15 +882,15 @@ function run(m: Machine, f: Frame): number {
         }
         const at = Number(offset);
         if (at + 32 > f.memSize) {
-          gas = expandMemory(m, f, at + 32, gas);
+          gas = expandMemory(f, at + 32, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
-        s[sp - 1] = readWord(view, memBase + at);
+        s[sp - 1] = readWord(view, at);
         break;
       }
       case 0x52: {
@@ -887,15 +902,15 @@ function run(m: Machine, f: Frame): number {
         }
         const at = Number(offset);
         if (at + 32 > f.memSize) {
-          gas = expandMemory(m, f, at + 32, gas);
+          gas = expandMemory(f, at + 32, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
-        writeWord(view, memBase + at, s[sp - 2] as bigint);
+        writeWord(view, at, s[sp - 2] as bigint);
         sp -= 2;
         break;
       }
@@ -908,15 +923,15 @@ function run(m: Machine, f: Frame): number {
         }
         const at = Number(offset);
         if (at + 1 > f.memSize) {
-          gas = expandMemory(m, f, at + 1, gas);
+          gas = expandMemory(f, at + 1, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
-        mem[memBase + at] = Number((s[sp - 2] as bigint) & 0xffn);
+        mem[at] = Number((s[sp - 2] as bigint) & 0xffn);
         sp -= 2;
         break;
       }
@@ -1068,16 +1083,16 @@ function run(m: Machine, f: Frame): number {
         }
         gas -= extra;
         if (end > f.memSize) {
-          gas = expandMemory(m, f, end, gas);
+          gas = expandMemory(f, end, gas);
           if (gas < 0) {
             error = E_OUT_OF_GAS;
             break loop;
           }
-          mem = m.memory;
-          view = m.view;
+          mem = f.memory;
+          view = f.view;
         }
-        const from = memBase + Number(src);
-        mem.copyWithin(memBase + Number(dst), from, from + n);
+        const from = Number(src);
+        mem.copyWithin(Number(dst), from, from + n);
         break;
       }
       case 0x5f: // PUSH0
@@ -1203,15 +1218,15 @@ function run(m: Machine, f: Frame): number {
           }
           gas -= extra;
           if (end > f.memSize) {
-            gas = expandMemory(m, f, end, gas);
+            gas = expandMemory(f, end, gas);
             if (gas < 0) {
               error = E_OUT_OF_GAS;
               break loop;
             }
-            mem = m.memory;
-            view = m.view;
+            mem = f.memory;
+            view = f.view;
           }
-          data = mem.slice(memBase + end - n, memBase + end);
+          data = mem.slice(end - n, end);
         }
         world.addLog({ address: f.address, topics, data });
         m.tracer?.log?.(f.address, topics, data);
@@ -1237,8 +1252,8 @@ function run(m: Machine, f: Frame): number {
         sp = f.sp;
         gas = f.gas;
         pc = f.pc;
-        mem = m.memory;
-        view = m.view;
+        mem = f.memory;
+        view = f.view;
         continue;
       }
       case 0xf3: // RETURN
@@ -1255,14 +1270,14 @@ function run(m: Machine, f: Frame): number {
             break loop;
           }
           if (end > f.memSize) {
-            gas = expandMemory(m, f, end, gas);
+            gas = expandMemory(f, end, gas);
             if (gas < 0) {
               error = E_OUT_OF_GAS;
               break loop;
             }
-            mem = m.memory;
+            mem = f.memory;
           }
-          f.output = mem.slice(memBase + end - Number(size), memBase + end);
+          f.output = mem.slice(end - Number(size), end);
         }
         status = op === 0xf3 ? RETURNED : REVERTED;
         break loop;
@@ -1286,7 +1301,7 @@ function run(m: Machine, f: Frame): number {
         break loop;
     }
     pc++;
-    if (step !== null) step.after(gas, s, sp, mem, memBase, f.memSize);
+    if (step !== null) step.after(gas, s, sp, mem, f.memSize);
   }
 
   f.pc = pc;
@@ -1415,7 +1430,7 @@ function resume(m: Machine, parent: Frame, op: number, retOffset: number, retSiz
     parent.stack[parent.sp++] = success ? 1n : 0n;
     if ((success || st === REVERTED) && retSize > 0 && output.length > 0) {
       const n = Math.min(retSize, output.length);
-      m.memory.set(output.subarray(0, n), parent.memBase + retOffset);
+      parent.memory.set(output.subarray(0, n), retOffset);
     }
     parent.returnData = output;
   }
@@ -1540,8 +1555,7 @@ function enterCall(
   f.gas = gas;
   f.bank = bank;
   f.startGas = BigInt(gas) + bank;
-  f.memBase = parent === null ? 0 : parent.memBase + parent.memSize;
-  f.memSize = 0;
+  resetMemory(f);
   f.returnData = NO_BYTES;
   f.address = address;
   f.caller = caller;
@@ -1632,12 +1646,12 @@ function callOp(m: Machine, f: Frame, op: number): number {
     callGas = gasNumber(given);
     callBank = gasBank(given);
   }
-  if (end > f.memSize) growMemory(m, f, Math.ceil(end / 32) * 32);
+  if (end > f.memSize) growMemory(f, Math.ceil(end / 32) * 32);
   if (value !== 0n) callGas += CALL_STIPEND;
-  const input =
-    inSize === 0n
-      ? NO_BYTES
-      : m.memory.slice(f.memBase + Number(inOffset), f.memBase + Number(inOffset) + Number(inSize));
+  // A view, not a copy: the caller's memory is not written while the callee runs (and a buffer grown
+  // later is a new one, leaving this one as it was), and nothing keeps the view after the call.
+  const inAt = Number(inOffset);
+  const input = inSize === 0n ? NO_BYTES : f.memory.subarray(inAt, inAt + Number(inSize));
   const retOffset = outSize === 0n ? 0 : Number(outOffset);
   const retSize = outSize === 0n ? 0 : Number(outSize);
   let caller = f.address;
@@ -1712,8 +1726,10 @@ function createOp(m: Machine, f: Frame, op: number): number {
   let cost = words(n) * (rules.initCodeWordGas + (op === OP_CREATE2 ? 6 : 0));
   if (end > f.memSize) cost += memoryCost(Math.ceil(end / 32)) - memoryCost(f.memSize / 32);
   if (!charge(f, cost)) return fail(f, E_OUT_OF_GAS);
-  if (end > f.memSize) growMemory(m, f, Math.ceil(end / 32) * 32);
-  const initCode = n === 0 ? NO_BYTES : m.memory.slice(f.memBase + end - n, f.memBase + end);
+  if (end > f.memSize) growMemory(f, Math.ceil(end / 32) * 32);
+  // A view (see callOp): the code is copied when analysed.
+  // A view (see callOp): analysing the code copies it.
+  const initCode = n === 0 ? NO_BYTES : f.memory.subarray(end - n, end);
   let callGas: number;
   let callBank = 0n;
   if (f.bank === 0n) {
@@ -1785,7 +1801,7 @@ function enterCreate(
       address,
       value,
       gas: BigInt(gas) + bank,
-      input: initCode,
+      input: initCode.slice(),
       precompile: false,
       delegate: null,
     });
@@ -1812,8 +1828,7 @@ function enterCreate(
   f.gas = gas;
   f.bank = bank;
   f.startGas = BigInt(gas) + bank;
-  f.memBase = parent === null ? 0 : parent.memBase + parent.memSize;
-  f.memSize = 0;
+  resetMemory(f);
   f.returnData = NO_BYTES;
   f.address = address;
   f.caller = caller;
