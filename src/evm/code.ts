@@ -1,5 +1,6 @@
 import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
+import { bytesToBigint } from './words.ts';
 
 /**
  * Code ready to run: padded with 33 zero bytes, so the interpreter reads past the end without a
@@ -12,6 +13,11 @@ export interface Code {
   readonly length: number;
   /** One byte per code byte: 1 where a JUMPDEST opcode (not push data) is. */
   readonly jumpdests: Uint8Array;
+  /**
+   * The value each PUSH pushes, at its offset: made once per code, so a PUSH allocates nothing
+   * (bigints are immutable, so one value serves every run).
+   */
+  readonly pushes: bigint[];
 }
 
 const PADDING = 33;
@@ -24,12 +30,16 @@ export function analyse(code: Uint8Array): Code {
   const bytes = new Uint8Array(length + PADDING);
   bytes.set(code);
   const jumpdests = new Uint8Array(length);
+  const pushes: bigint[] = new Array(length);
   for (let pc = 0; pc < length; pc++) {
     const op = bytes[pc] as number;
     if (op === 0x5b) jumpdests[pc] = 1;
-    else if (op >= 0x60 && op <= 0x7f) pc += op - 0x5f;
+    else if (op >= 0x60 && op <= 0x7f) {
+      pushes[pc] = bytesToBigint(bytes, pc + 1, op - 0x5f);
+      pc += op - 0x5f;
+    }
   }
-  return { bytes, length, jumpdests };
+  return { bytes, length, jumpdests, pushes };
 }
 
 /** The analysed code of a code hash (deployed code). */

@@ -68,22 +68,41 @@ export interface SelfDestructEvent {
 }
 
 /**
- * Per-step recording for tracers that need it (vmTrace, struct logs). The interpreter calls `before`
- * with the op about to run and the frame's registers, then `after` once it ran (not for ops that
- * failed or ended the frame). Gas values are numbers: a frame's gas never exceeds 2^53 while a step
- * tracer is attached (a transaction's gas limit is checked when it is attached).
+ * A frame's registers as an op finds them, for a step tracer. It is the interpreter's own frame,
+ * valid only during the `step` call (the stack and memory are the live buffers: copy what is kept).
+ */
+export interface StepView {
+  readonly pc: number;
+  /** The op about to run. */
+  readonly opcode: number;
+  /** Gas left before it (a number: a step tracer runs transactions of at most 2^52 gas). */
+  readonly gas: number;
+  /** 0 for the transaction's frame. */
+  readonly depth: number;
+  /** Items `stack[0..sp)`, the top at `sp − 1`. */
+  readonly stack: readonly bigint[];
+  readonly sp: number;
+  /** Bytes `memory[0..memSize)`. */
+  readonly memory: Uint8Array;
+  readonly memSize: number;
+  /** What the frame's last call or creation returned. */
+  readonly returnData: Uint8Array;
+  /** The transaction's refund counter. */
+  readonly refund: number;
+  /** The account whose code runs (storage owner). */
+  readonly address: bigint;
+}
+
+/**
+ * Per-step recording, for the tracers that need it (vmTrace, struct logs). `step` comes before each
+ * op, before any check; what an op did shows in the next step of its frame (gas and stack after
+ * it), or in the frame's end. A CALL-family or CREATE op also reports what it paid before its callee
+ * started: its own gas, memory, and the gas handed on (the stipend excluded), as geth counts a
+ * call's cost. With no step tracer the interpreter pays one null check per op.
  */
 export interface StepTracer {
-  before(
-    pc: number,
-    op: number,
-    gas: number,
-    cost: number,
-    depth: number,
-    stack: readonly bigint[],
-    sp: number,
-  ): void;
-  after(gasLeft: number, stack: readonly bigint[], sp: number, memory: Uint8Array, memSize: number): void;
+  step(view: StepView): void;
+  callCost?(cost: number): void;
 }
 
 /** What a tracer may listen to; any member may be left out. */

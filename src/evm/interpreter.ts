@@ -2,7 +2,7 @@ import { keccak256 } from '../primitives/keccak.ts';
 import { analyse, type Code } from './code.ts';
 import type { BlockEnv, TxEnv } from './env.ts';
 import type { ForkRules } from './forks.ts';
-import type { EvmTracer, FrameError, FrameKind, StepTracer } from './hooks.ts';
+import type { EvmTracer, FrameError, FrameKind, StepTracer, StepView } from './hooks.ts';
 import { type OpTables, opTables } from './opcodes.ts';
 import { type Precompile, PrecompileError } from './precompiles/index.ts';
 import { encodeBigint, encodeBytes, encodeList } from './rlp.ts';
@@ -117,7 +117,7 @@ const NO_ACCOUNT = new Account(-1n);
 const NO_CODE: Code = analyse(NO_BYTES);
 
 /** One call frame's registers. Frames are pooled by depth and reused. */
-export class Frame {
+export class Frame implements StepView {
   readonly stack: bigint[] = new Array<bigint>(STACK_LIMIT).fill(0n);
   sp = 0;
   pc = 0;
@@ -153,6 +153,9 @@ export class Frame {
   failedStack = 0;
   sentry = false;
   parent: Frame | null = null;
+  /** For a step tracer: the op about to run, and the refund counter (kept only while tracing). */
+  opcode = 0;
+  refund = 0;
 }
 
 const framePool: Frame[] = [];
@@ -400,6 +403,7 @@ function run(m: Machine, f: Frame): number {
   const code = f.code.bytes;
   const codeLength = f.code.length;
   const jumpdests = f.code.jumpdests;
+  const pushes = f.code.pushes;
   const tables = m.tables;
   const staticGas = tables.gas;
   const minStack = tables.minStack;
@@ -419,6 +423,14 @@ function run(m: Machine, f: Frame): number {
 
   loop: for (;;) {
     op = code[pc] as number;
+    if (step !== null) {
+      f.pc = pc;
+      f.sp = sp;
+      f.gas = gas;
+      f.opcode = op;
+      f.refund = world.refund;
+      step.step(f);
+    }
     if (sp < (minStack[op] as number)) {
       error = rules.opcodes[op] === 1 ? E_STACK_UNDERFLOW : E_INVALID_OPCODE;
       break;
@@ -428,7 +440,6 @@ function run(m: Machine, f: Frame): number {
       break;
     }
     const cost = staticGas[op] as number;
-    if (step !== null) step.before(pc, op, gas, cost, f.depth, s, sp);
     if (cost > gas) {
       if (cost === Number.POSITIVE_INFINITY) {
         error = E_INVALID_OPCODE;
@@ -702,7 +713,8 @@ function run(m: Machine, f: Frame): number {
         // CALLDATALOAD
         const offset = s[sp - 1] as bigint;
         const input = f.input;
-        s[sp - 1] = offset < BigInt(input.length) ? loadWord(input, Number(offset)) : 0n;
+        s[sp - 1] =
+          offset < MEMORY_LIMIT_BIG && Number(offset) < input.length ? loadWord(input, Number(offset)) : 0n;
         break;
       }
       case 0x36: // CALLDATASIZE
@@ -1013,7 +1025,8 @@ function run(m: Machine, f: Frame): number {
       case 0x56: {
         // JUMP
         const dest = s[sp - 1] as bigint;
-        if (dest >= BigInt(codeLength) || jumpdests[Number(dest)] !== 1) {
+        // A destination beyond the code (even beyond 2^53) indexes nothing: no bound check needed.
+        if (jumpdests[Number(dest)] !== 1) {
           error = E_INVALID_JUMP;
           break loop;
         }
@@ -1025,7 +1038,7 @@ function run(m: Machine, f: Frame): number {
         // JUMPI
         if (s[sp - 2] !== 0n) {
           const dest = s[sp - 1] as bigint;
-          if (dest >= BigInt(codeLength) || jumpdests[Number(dest)] !== 1) {
+          if (jumpdests[Number(dest)] !== 1) {
             error = E_INVALID_JUMP;
             break loop;
           }
@@ -1099,11 +1112,11 @@ function run(m: Machine, f: Frame): number {
         s[sp++] = 0n;
         break;
       case 0x60: // PUSH1
-        s[sp++] = BigInt(code[pc + 1] as number);
+        s[sp++] = pushes[pc] as bigint;
         pc += 2;
         continue;
       case 0x61: // PUSH2
-        s[sp++] = BigInt(((code[pc + 1] as number) << 8) | (code[pc + 2] as number));
+        s[sp++] = pushes[pc] as bigint;
         pc += 3;
         continue;
       case 0x62:
@@ -1137,9 +1150,8 @@ function run(m: Machine, f: Frame): number {
       case 0x7e:
       case 0x7f: {
         // PUSH3..PUSH32
-        const n = op - 0x5f;
-        s[sp++] = bytesToBigint(code, pc + 1, n);
-        pc += n + 1;
+        s[sp++] = pushes[pc] as bigint;
+        pc += op - 0x5e;
         continue;
       }
       case 0x80:
@@ -1301,7 +1313,6 @@ function run(m: Machine, f: Frame): number {
         break loop;
     }
     pc++;
-    if (step !== null) step.after(gas, s, sp, mem, f.memSize);
   }
 
   f.pc = pc;
@@ -1647,6 +1658,7 @@ function callOp(m: Machine, f: Frame, op: number): number {
     callBank = gasBank(given);
   }
   if (end > f.memSize) growMemory(f, Math.ceil(end / 32) * 32);
+  m.tracer?.step?.callCost?.(cost + callGas);
   if (value !== 0n) callGas += CALL_STIPEND;
   // A view, not a copy: the caller's memory is not written while the callee runs (and a buffer grown
   // later is a new one, leaving this one as it was), and nothing keeps the view after the call.
@@ -1744,6 +1756,7 @@ function createOp(m: Machine, f: Frame, op: number): number {
     callGas = gasNumber(given);
     callBank = gasBank(given);
   }
+  m.tracer?.step?.callCost?.(cost + callGas);
   const child = enterCreate(m, f, op, f.address, value, initCode, salt, callGas, callBank, f.depth + 1);
   if (child !== null) {
     m.child = child;

@@ -168,6 +168,12 @@ export interface AccountChange {
 
 const RIPEMD = 3n;
 
+/** Told of every account and slot the run reads (a prestate tracer keeps the first of each). */
+export interface ReadObserver {
+  accountRead?(address: bigint): void;
+  storageRead?(address: bigint, slot: bigint): void;
+}
+
 /**
  * The state one run sees: accounts and slots read through a StateReader and cached, changed in
  * place, with a journal so that a failing frame reverts what it did. It also keeps what lives for
@@ -184,9 +190,13 @@ export class WorldState {
   /** geth's consensus quirk: a touch of RIPEMD-160 survives a revert (mainnet block 2675119). */
   private ripemdTouched: Account | null = null;
 
+  /** Set while a tracer that wants reads listens (one null check per read otherwise). */
+  observer: ReadObserver | null = null;
+
   constructor(readonly reader: StateReader) {}
 
   account(address: bigint): Account {
+    this.observer?.accountRead?.(address);
     let account = this.accounts.get(address);
     if (account === undefined) {
       account = new Account(address);
@@ -359,6 +369,7 @@ export class WorldState {
 
   /** The slot's value now. */
   storage(account: Account, slot: bigint): bigint {
+    this.observer?.storageRead?.(account.address, slot);
     const written = account.current.get(slot);
     if (written !== undefined) return written;
     return this.committedStorage(account, slot);
@@ -396,6 +407,18 @@ export class WorldState {
   }
 
   // ---------------------------------------------------------------- access sets (EIP-2929)
+
+  private readonly alwaysWarm = new WeakSet<readonly bigint[]>();
+
+  /**
+   * Accounts warm in every transaction (the precompiles): marked once for this world, outside the
+   * journal and the per-transaction reset, instead of being warmed anew by each transaction.
+   */
+  warmAlways(addresses: readonly bigint[]): void {
+    if (this.alwaysWarm.has(addresses)) return;
+    this.alwaysWarm.add(addresses);
+    for (const address of addresses) this.account(address).warm = true;
+  }
 
   /** Warms the account; true if it was cold. */
   warmAccount(account: Account): boolean {

@@ -108,12 +108,16 @@ export function blobBaseFee(rules: ForkRules, excessBlobGas: bigint): bigint {
   return fakeExponential(MIN_BLOB_BASE_FEE, excessBlobGas, rules.blobs.baseFeeUpdateFraction);
 }
 
+function zeroBytes(data: Uint8Array): number {
+  let zeros = 0;
+  for (let i = 0; i < data.length; i++) if (data[i] === 0) zeros++;
+  return zeros;
+}
+
 /** Intrinsic gas: what a transaction pays before its first opcode. */
-export function intrinsicGas(rules: ForkRules, tx: Transaction): bigint {
+export function intrinsicGas(rules: ForkRules, tx: Transaction, zeros = zeroBytes(tx.data)): bigint {
   const creation = tx.to === null;
   let gas = creation ? BigInt(rules.txCreateGas) : TX_GAS;
-  let zeros = 0;
-  for (const byte of tx.data) if (byte === 0) zeros++;
   const nonZeros = tx.data.length - zeros;
   gas += BigInt(zeros * rules.txDataZeroGas + nonZeros * rules.txDataNonZeroGas);
   if (creation) gas += BigInt(Math.ceil(tx.data.length / 32) * rules.initCodeWordGas);
@@ -125,10 +129,8 @@ export function intrinsicGas(rules: ForkRules, tx: Transaction): bigint {
 }
 
 /** EIP-7623: the least gas a transaction is charged, by its calldata tokens (0 before Prague). */
-export function floorDataGas(rules: ForkRules, tx: Transaction): bigint {
+export function floorDataGas(rules: ForkRules, tx: Transaction, zeros = zeroBytes(tx.data)): bigint {
   if (rules.calldataFloorPerToken === 0) return 0n;
-  let zeros = 0;
-  for (const byte of tx.data) if (byte === 0) zeros++;
   const tokens = BigInt(zeros + (tx.data.length - zeros) * 4);
   return TX_GAS + tokens * BigInt(rules.calldataFloorPerToken);
 }
@@ -145,19 +147,21 @@ function invalid(code: string, message: string): never {
   throw new InvalidTransaction(code, message);
 }
 
+/** Gas a transaction pays whatever it runs: intrinsic, and the EIP-7623 floor of its total. */
+interface UpfrontGas {
+  intrinsic: bigint;
+  floor: bigint;
+}
+
 /** The checks a transaction must pass to be included; throws InvalidTransaction. */
-function validate(world: WorldState, block: BlockEnv, rules: ForkRules, tx: Transaction): void {
+function validate(world: WorldState, block: BlockEnv, rules: ForkRules, tx: Transaction): UpfrontGas {
   if (!rules.txTypes.has(tx.type))
     invalid(`TYPE_${tx.type}_TX_PRE_FORK`, `type ${tx.type} transactions are not valid before their fork`);
-  for (const [name, v] of [
-    ['value', tx.value],
-    ['gasPrice', tx.gasPrice],
-    ['maxFeePerGas', tx.maxFeePerGas],
-    ['maxPriorityFeePerGas', tx.maxPriorityFeePerGas],
-    ['maxFeePerBlobGas', tx.maxFeePerBlobGas],
-  ] as const) {
-    if (v > MAX_UINT256) invalid('RLP_INVALID_VALUE', `${name} exceeds 256 bits`);
-  }
+  if (tx.value > MAX_UINT256) invalid('RLP_INVALID_VALUE', 'value exceeds 256 bits');
+  if (tx.gasPrice > MAX_UINT256 || tx.maxFeePerGas > MAX_UINT256 || tx.maxPriorityFeePerGas > MAX_UINT256)
+    invalid('RLP_INVALID_VALUE', 'a gas price exceeds 256 bits');
+  if (tx.maxFeePerBlobGas > MAX_UINT256)
+    invalid('RLP_INVALID_VALUE', 'max fee per blob gas exceeds 256 bits');
   if (tx.gasLimit > MAX_UINT64) invalid('GASLIMIT_OVERFLOW', 'gas limit exceeds 64 bits');
   if (tx.nonce > MAX_UINT64) invalid('NONCE_OVERFLOW', 'nonce exceeds 64 bits');
   const sender = world.account(tx.sender);
@@ -217,10 +221,13 @@ function validate(world: WorldState, block: BlockEnv, rules: ForkRules, tx: Tran
       'INSUFFICIENT_ACCOUNT_FUNDS',
       `the sender has ${sender.balance}, the transaction needs up to ${need}`,
     );
-  const intrinsic = intrinsicGas(rules, tx);
+  const zeros = zeroBytes(tx.data);
+  const intrinsic = intrinsicGas(rules, tx, zeros);
   if (tx.gasLimit < intrinsic) invalid('INTRINSIC_GAS_TOO_LOW', `gas limit below the intrinsic ${intrinsic}`);
-  if (tx.gasLimit < floorDataGas(rules, tx))
+  const floor = floorDataGas(rules, tx, zeros);
+  if (tx.gasLimit < floor)
     invalid('INTRINSIC_GAS_BELOW_FLOOR_GAS_COST', 'gas limit below the EIP-7623 floor');
+  return { intrinsic, floor };
 }
 
 /**
@@ -236,13 +243,16 @@ export function applyTransaction(
   tx: Transaction,
   tracer: EvmTracer | null = null,
 ): TransactionResult {
-  validate(world, block, rules, tx);
+  const upfront = validate(world, block, rules, tx);
+  world.observer = tracer?.accountRead || tracer?.storageRead ? tracer : null;
   try {
-    return execute(world, block, rules, precompiles, tx, tracer);
+    return execute(world, block, rules, precompiles, tx, upfront, tracer);
   } catch (e) {
     // A run abandoned midway (a MissingState from the reader): nothing of it stays.
     world.abortTransaction();
     throw e;
+  } finally {
+    world.observer = null;
   }
 }
 
@@ -252,6 +262,7 @@ function execute(
   rules: ForkRules,
   precompiles: ReadonlyMap<number, Precompile>,
   tx: Transaction,
+  upfront: UpfrontGas,
   tracer: EvmTracer | null,
 ): TransactionResult {
   const sender = world.account(tx.sender);
@@ -262,7 +273,7 @@ function execute(
   if (rules.accessLists) {
     world.warmAccount(sender);
     if (tx.to !== null) world.warmAccount(world.account(tx.to));
-    for (const address of precompiles.keys()) world.warmAccount(world.account(BigInt(address)));
+    world.warmAlways(precompileAddresses(precompiles));
     for (const entry of tx.accessList) {
       const account = world.account(entry.address);
       world.warmAccount(account);
@@ -272,7 +283,7 @@ function execute(
   }
   const machine = new Machine(rules, world, block, precompiles, tracer);
   machine.tx = { origin: tx.sender, gasPrice, blobHashes: tx.blobVersionedHashes, blobBaseFee: blobFee };
-  const gas = tx.gasLimit - intrinsicGas(rules, tx);
+  const gas = tx.gasLimit - upfront.intrinsic;
   let result: ReturnType<Machine['call']>;
   if (tx.to === null) {
     result = machine.create(tx.sender, tx.value, tx.data, gas);
@@ -291,8 +302,7 @@ function execute(
   const counter = BigInt(world.refund);
   const refund = counter < cap ? counter : cap;
   let gasUsed = usedBeforeRefund - refund;
-  const floor = floorDataGas(rules, tx);
-  if (gasUsed < floor) gasUsed = floor;
+  if (gasUsed < upfront.floor) gasUsed = upfront.floor;
   world.addBalance(sender, (tx.gasLimit - gasUsed) * gasPrice);
   const tip = rules.baseFee ? gasPrice - block.baseFee : gasPrice;
   world.addBalance(world.account(block.coinbase), gasUsed * tip);
@@ -308,6 +318,18 @@ function execute(
     createdAddress: result.createdAddress,
     refund,
   };
+}
+
+const addressLists = new WeakMap<ReadonlyMap<number, Precompile>, readonly bigint[]>();
+
+/** The addresses of a set of precompiles, as the one list WorldState.warmAlways remembers. */
+function precompileAddresses(precompiles: ReadonlyMap<number, Precompile>): readonly bigint[] {
+  let list = addressLists.get(precompiles);
+  if (list === undefined) {
+    list = [...precompiles.keys()].map(BigInt);
+    addressLists.set(precompiles, list);
+  }
+  return list;
 }
 
 /** EIP-7702: each valid authorization sets its authority's code to a delegation (or clears it). */

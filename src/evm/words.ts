@@ -55,12 +55,12 @@ export function bytesToBigint(bytes: Uint8Array, offset = 0, length = bytes.leng
     for (let i = 0; i < length; i++) n = n * 256 + (bytes[offset + i] as number);
     return BigInt(n);
   }
-  if (length === 32) {
-    scratch.set(bytes.subarray(offset, offset + 32));
-    return readWord(scratchView, 0);
+  if (length === 32) scratch.set(bytes.subarray(offset, offset + 32));
+  else {
+    scratch.fill(0, 0, 32 - length);
+    scratch.set(bytes.subarray(offset, offset + length), 32 - length);
   }
-  const hex = Buffer.from(bytes.buffer, bytes.byteOffset + offset, length).toString('hex');
-  return BigInt(`0x${hex}`);
+  return readWord(scratchView, 0);
 }
 
 /** A word as 32 big-endian bytes (a new array). */
