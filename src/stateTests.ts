@@ -2,7 +2,7 @@ import secp256k1 from 'secp256k1';
 import type { BlockEnv } from './evm/env.ts';
 import { type ForkName, forkByName, forkRules, withBlobSchedule } from './evm/forks.ts';
 import { precompilesFor } from './evm/precompiles/index.ts';
-import { encodeBigint, encodeBytes, encodeList } from './evm/rlp.ts';
+import { encodeBytes, encodeList } from './evm/rlp.ts';
 import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from './evm/state.ts';
 import {
   type AccessListEntry,
@@ -11,7 +11,7 @@ import {
   InvalidTransaction,
   type Transaction,
 } from './evm/transaction.ts';
-import { EMPTY_TRIE_ROOT, trieRoot } from './evm/trie.ts';
+import { type AccountLeaf, EMPTY_TRIE_ROOT, stateRoot, storageRoot } from './evm/trie.ts';
 import { addressBytes, bytesToBigint, wordBytes } from './evm/words.ts';
 import { keccak256 } from './primitives/keccak.ts';
 
@@ -218,34 +218,9 @@ function transactionOf(t: TestTransaction, indexes: PostEntry['indexes'], sender
   };
 }
 
-function storageRoot(storage: ReadonlyMap<bigint, bigint>): Uint8Array {
-  if (storage.size === 0) return EMPTY_TRIE_ROOT;
-  const entries: Array<readonly [Uint8Array, Uint8Array]> = [];
-  for (const [slot, value] of storage) {
-    if (value !== 0n) entries.push([keccak256(wordBytes(slot)), encodeBigint(value)]);
-  }
-  return trieRoot(entries);
-}
-
-interface PostAccount {
-  nonce: bigint;
-  balance: bigint;
-  codeHash: Uint8Array;
-  storageRoot: Uint8Array;
-}
-
-function accountRlp(a: PostAccount): Uint8Array {
-  return encodeList([
-    encodeBigint(a.nonce),
-    encodeBigint(a.balance),
-    encodeBytes(a.storageRoot),
-    encodeBytes(a.codeHash),
-  ]);
-}
-
 /** The state root after the run: `pre` with what the world changed. */
 function postStateRoot(pre: ReadonlyMap<bigint, PreAccount>, world: WorldState): Uint8Array {
-  const post = new Map<bigint, PostAccount>();
+  const post = new Map<bigint, AccountLeaf>();
   for (const [address, a] of pre) {
     a.storageRoot ??= storageRoot(a.storage);
     post.set(address, {
@@ -279,9 +254,7 @@ function postStateRoot(pre: ReadonlyMap<bigint, PreAccount>, world: WorldState):
       storageRoot: root,
     });
   }
-  const entries: Array<readonly [Uint8Array, Uint8Array]> = [];
-  for (const [address, a] of post) entries.push([keccak256(addressBytes(address)), accountRlp(a)]);
-  return trieRoot(entries);
+  return stateRoot(post);
 }
 
 function logsHash(

@@ -33,10 +33,16 @@ export type ForkName = (typeof FORK_NAMES)[number];
 
 /** Other names the same forks go by (geth's and the execution specs'), lower-cased. */
 const ALIASES: Readonly<Record<string, ForkName>> = {
+  chainstart: 'Frontier',
   tangerinewhistle: 'EIP150',
   spuriousdragon: 'EIP158',
   petersburg: 'ConstantinopleFix',
+  // Forks that only moved the difficulty bomb run their predecessor's rules.
+  muirglacier: 'Istanbul',
+  arrowglacier: 'London',
+  grayglacier: 'London',
   merge: 'Paris',
+  mergenetsplitblock: 'Paris',
   paris: 'Paris',
 };
 
@@ -84,6 +90,8 @@ export interface ForkRules {
   readonly txGasCap: number;
   /** EIP-3607: a sender with code (other than a delegation) is refused. */
   readonly rejectSenderWithCode: boolean;
+  /** EIP-658: receipts carry a status (before Byzantium, the state root after the transaction). */
+  readonly receiptStatus: boolean;
 
   // Gas of state access
   /** EIP-2929: warm and cold accounts and slots (and EIP-2930 access lists). */
@@ -201,6 +209,7 @@ const FRONTIER: ForkRules = {
   calldataFloorPerToken: 0,
   txGasCap: Number.POSITIVE_INFINITY,
   rejectSenderWithCode: true,
+  receiptStatus: false,
   accessLists: false,
   coldAccountAccess: 0,
   coldSload: 0,
@@ -266,6 +275,7 @@ const CHANGES: ReadonlyArray<readonly [ForkName, Change]> = [
     {
       newOpcodes: [0x3d, 0x3e, 0xfa, 0xfd],
       precompiles: 'byzantium',
+      receiptStatus: true,
       blockReward: 3_000_000_000_000_000_000n,
     },
   ],

@@ -537,8 +537,13 @@ export class WorldState {
     account.changedSlots = null;
   }
 
-  /** What changed since the last call, account by account; the cache stays as it is. */
+  /** What changed since the last takeChanges, account by account, forgetting it (the cache stays). */
   takeChanges(): AccountChange[] {
+    return this.changes(true);
+  }
+
+  /** What changed since the last takeChanges, without forgetting it. */
+  changes(forget = false): AccountChange[] {
     const out: AccountChange[] = [];
     for (const account of this.accounts.values()) {
       if (!account.changed) continue;
@@ -557,6 +562,7 @@ export class WorldState {
         storageCleared: account.wiped,
         slots,
       });
+      if (!forget) continue;
       account.changed = false;
       account.wiped = false;
       account.changedSlots = null;

@@ -1,5 +1,6 @@
 import { keccak256 } from '../primitives/keccak.ts';
-import { encodeBytes, encodeList } from './rlp.ts';
+import { encodeBigint, encodeBytes, encodeList } from './rlp.ts';
+import { addressBytes, wordBytes } from './words.ts';
 
 /**
  * The root of a Merkle-Patricia trie built in one pass over its sorted keys, for state roots of
@@ -84,4 +85,36 @@ function compactPath(path: string, from: number, to: number, leaf: boolean): Uin
   const flag = (leaf ? 2 : 0) + (odd ? 1 : 0);
   const hex = `${flag.toString(16)}${odd ? '' : '0'}${path.slice(from, to)}`;
   return Buffer.from(hex, 'hex');
+}
+
+/** An account as the state trie holds it. */
+export interface AccountLeaf {
+  nonce: bigint;
+  balance: bigint;
+  storageRoot: Uint8Array;
+  codeHash: Uint8Array;
+}
+
+/** The root of an account's storage (zero values are absent). */
+export function storageRoot(storage: Iterable<readonly [bigint, bigint]>): Uint8Array {
+  const entries: Array<readonly [Uint8Array, Uint8Array]> = [];
+  for (const [slot, value] of storage) {
+    if (value !== 0n) entries.push([keccak256(wordBytes(slot)), encodeBigint(value)]);
+  }
+  return entries.length === 0 ? EMPTY_TRIE_ROOT : trieRoot(entries);
+}
+
+/** The state root of a whole state given account by account. */
+export function stateRoot(accounts: Iterable<readonly [bigint, AccountLeaf]>): Uint8Array {
+  const entries: Array<readonly [Uint8Array, Uint8Array]> = [];
+  for (const [address, a] of accounts) {
+    const leaf = encodeList([
+      encodeBigint(a.nonce),
+      encodeBigint(a.balance),
+      encodeBytes(a.storageRoot),
+      encodeBytes(a.codeHash),
+    ]);
+    entries.push([keccak256(addressBytes(address)), leaf]);
+  }
+  return trieRoot(entries);
 }
