@@ -416,8 +416,9 @@ export class WorldState {
    */
   warmAlways(addresses: readonly bigint[]): void {
     if (this.alwaysWarm.has(addresses)) return;
-    this.alwaysWarm.add(addresses);
     for (const address of addresses) this.account(address).warm = true;
+    // Only once all are read: a MissingState midway leaves the list to be warmed on the rerun.
+    this.alwaysWarm.add(addresses);
   }
 
   /** Warms the account; true if it was cold. */
