@@ -35,13 +35,15 @@ const BLOCK: BlockEnv = {
   chainId: 1n,
   blockHash: () => 0n,
 };
-// SSTORE(0, SLOAD(0) + 1); SSTORE(1, SLOAD(1) * 2); CALL(OTHER) with 1 wei; then LOG0 of slot 1.
+// SSTORE(0, SLOAD(0) + 1); SSTORE(1, SLOAD(1) * 2); CALL(OTHER) with 1 wei; STATICCALL(identity),
+// whose price depends on the precompiles being warm; then LOG0 of slot 1.
 const CODE = Buffer.from(
   '600054600101600055' +
     '600154600202600155' +
     '6000600060006000600161' +
     OTHER.toString(16).padStart(4, '0') +
     '5af150' +
+    '600060006000600060045afa50' +
     '60015460005260206000a000',
   'hex',
 );
