@@ -617,7 +617,10 @@ function run(m: Machine, f: Frame): number {
       case 0x1b: {
         // SHL
         const shift = s[sp - 1] as bigint;
-        s[sp - 2] = shift < 256n ? ((s[sp - 2] as bigint) << shift) & WORD_MASK : 0n;
+        if (shift < 256n) {
+          const r = (s[sp - 2] as bigint) << shift;
+          s[sp - 2] = r > WORD_MASK ? r & WORD_MASK : r;
+        } else s[sp - 2] = 0n;
         sp--;
         break;
       }

@@ -24,27 +24,37 @@ export function readWord(view: DataView, at: number): bigint {
 
 /** Stores `value` big-endian at `view[at..at+32]`. */
 export function writeWord(view: DataView, at: number, value: bigint): void {
+  // setBigUint64 keeps the low 64 bits of what it is given, so no masking is needed.
   if (value <= 0xffffffffffffffffn) {
-    view.setBigUint64(at, 0n);
-    view.setBigUint64(at + 8, 0n);
-    view.setBigUint64(at + 16, 0n);
+    view.setUint32(at, 0);
+    view.setUint32(at + 4, 0);
+    view.setUint32(at + 8, 0);
+    view.setUint32(at + 12, 0);
+    view.setUint32(at + 16, 0);
+    view.setUint32(at + 20, 0);
     view.setBigUint64(at + 24, value);
     return;
   }
+  view.setBigUint64(at + 24, value);
+  const high = value >> 64n;
+  view.setBigUint64(at + 16, high);
+  if (high <= 0xffffffffffffffffn) {
+    view.setUint32(at, 0);
+    view.setUint32(at + 4, 0);
+    view.setUint32(at + 8, 0);
+    view.setUint32(at + 12, 0);
+    return;
+  }
+  view.setBigUint64(at + 8, value >> 128n);
   view.setBigUint64(at, value >> 192n);
-  view.setBigUint64(at + 8, BigInt.asUintN(64, value >> 128n));
-  view.setBigUint64(at + 16, BigInt.asUintN(64, value >> 64n));
-  view.setBigUint64(at + 24, BigInt.asUintN(64, value));
 }
 
 /** The 32 bytes at `bytes[offset..]`, zero beyond the end (CALLDATALOAD), as a word. */
 export function loadWord(bytes: Uint8Array, offset: number): bigint {
-  if (offset + 32 <= bytes.length) {
-    scratch.set(bytes.subarray(offset, offset + 32));
-  } else {
-    scratch.fill(0);
-    if (offset < bytes.length) scratch.set(bytes.subarray(offset));
-  }
+  // A byte loop, not subarray + set: a subarray is an object made per call, which costs more.
+  const end = Math.min(bytes.length - offset, 32);
+  for (let i = 0; i < end; i++) scratch[i] = bytes[offset + i] as number;
+  for (let i = end < 0 ? 0 : end; i < 32; i++) scratch[i] = 0;
   return readWord(scratchView, 0);
 }
 
@@ -55,11 +65,9 @@ export function bytesToBigint(bytes: Uint8Array, offset = 0, length = bytes.leng
     for (let i = 0; i < length; i++) n = n * 256 + (bytes[offset + i] as number);
     return BigInt(n);
   }
-  if (length === 32) scratch.set(bytes.subarray(offset, offset + 32));
-  else {
-    scratch.fill(0, 0, 32 - length);
-    scratch.set(bytes.subarray(offset, offset + length), 32 - length);
-  }
+  const pad = 32 - length;
+  for (let i = 0; i < pad; i++) scratch[i] = 0;
+  for (let i = 0; i < length; i++) scratch[pad + i] = bytes[offset + i] as number;
   return readWord(scratchView, 0);
 }
 
