@@ -54,7 +54,7 @@ export function loadWord(bytes: Uint8Array, offset: number): bigint {
   // A byte loop, not subarray + set: a subarray is an object made per call, which costs more.
   const end = Math.min(bytes.length - offset, 32);
   for (let i = 0; i < end; i++) scratch[i] = bytes[offset + i] as number;
-  for (let i = end < 0 ? 0 : end; i < 32; i++) scratch[i] = 0;
+  for (let i = Math.max(end, 0); i < 32; i++) scratch[i] = 0;
   return readWord(scratchView, 0);
 }
 
