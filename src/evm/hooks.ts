@@ -51,8 +51,13 @@ export interface FrameEnd {
   /** Returned or reverted data (a creation's deployed code on success). */
   output: Uint8Array;
   error: FrameError | null;
-  /** A creation's new address on success; null otherwise. */
+  /**
+   * A creation's address, whatever its outcome, once it was attempted (a collision included); null
+   * for calls and for creations refused before (depth, balance).
+   */
   createdAddress: bigint | null;
+  /** geth's text for a precompile's rejection of its input ('precompile failed'). */
+  precompileError?: string;
   /**
    * For an invalid opcode or a stack error: the op that failed and the stack depth it found (geth
    * prints both). For an SSTORE stopped by EIP-2200's sentry, that op with `sentry`.

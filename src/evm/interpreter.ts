@@ -1421,8 +1421,10 @@ function finishFrame(m: Machine, f: Frame, status: number): void {
       gasUsed: f.startGas - (BigInt(m.resultGas) + m.resultBank),
       output,
       error: st === FAILED ? (ERROR_NAMES[error] ?? 'out of gas') : st === REVERTED ? 'revert' : null,
-      createdAddress: creation && (st === STOPPED || st === RETURNED) ? f.address : null,
-      ...(st === FAILED && f.failedOp >= 0 && error !== E_OUT_OF_GAS
+      createdAddress: creation ? f.address : null,
+      ...(st === FAILED &&
+      f.failedOp >= 0 &&
+      (error === E_INVALID_OPCODE || error === E_STACK_UNDERFLOW || error === E_STACK_OVERFLOW)
         ? { failedOp: { opcode: f.failedOp, stackLength: f.failedStack } }
         : {}),
       ...(st === FAILED && f.sentry
@@ -1451,8 +1453,20 @@ function resume(m: Machine, parent: Frame, op: number, retOffset: number, retSiz
   giveBack(parent, m.resultGas, m.resultBank);
 }
 
-/** Ends a call or creation at once, before any frame, with its gas given back. */
-function refuse(m: Machine, error: number, gas: number, bank: bigint, depth: number): null {
+/**
+ * Ends a call or creation at once, before any frame, with `gas` given back; for tracers, what it
+ * consumed and the address a creation would have had.
+ */
+function refuse(
+  m: Machine,
+  error: number,
+  gas: number,
+  bank: bigint,
+  depth: number,
+  consumed = 0n,
+  address: bigint | null = null,
+  precompileError: string | null = null,
+): null {
   m.resultStatus = FAILED;
   m.resultOutput = NO_BYTES;
   m.resultGas = gas;
@@ -1461,10 +1475,11 @@ function refuse(m: Machine, error: number, gas: number, bank: bigint, depth: num
   m.resultAddress = -1n;
   m.tracer?.frameEnd?.({
     depth,
-    gasUsed: 0n,
+    gasUsed: consumed,
     output: NO_BYTES,
     error: ERROR_NAMES[error] ?? 'out of gas',
-    createdAddress: null,
+    createdAddress: address,
+    ...(precompileError === null ? {} : { precompileError }),
   });
   return null;
 }
@@ -1516,7 +1531,7 @@ function enterCall(
     tracer.frameStart({
       kind: KIND_OF[op] ?? 'call',
       depth,
-      from: caller,
+      from: parent === null ? caller : parent.address,
       to: codeAddress,
       address,
       value,
@@ -1548,12 +1563,12 @@ function enterCall(
     const available = BigInt(gas) + bank;
     if (!(cost <= gas || (Number.isFinite(cost) && BigInt(cost) <= available))) {
       world.revert(checkpoint);
-      return refuse(m, E_OUT_OF_GAS, 0, 0n, depth);
+      return refuse(m, E_OUT_OF_GAS, 0, 0n, depth, available);
     }
     const output = precompile.run(input);
     if (output instanceof PrecompileError) {
       world.revert(checkpoint);
-      return refuse(m, E_PRECOMPILE, 0, 0n, depth);
+      return refuse(m, E_PRECOMPILE, 0, 0n, depth, available, null, output.message);
     }
     const left = available - BigInt(cost);
     return succeedAtOnce(m, output, gasNumber(left), gasBank(left), depth, BigInt(cost));
@@ -1828,7 +1843,7 @@ function enterCreate(
   world.setNonce(sender, sender.nonce + 1n);
   const account = world.account(address);
   if (rules.accessLists) world.warmAccount(account);
-  if (account.collides()) return refuse(m, E_COLLISION, 0, 0n, depth);
+  if (account.collides()) return refuse(m, E_COLLISION, 0, 0n, depth, BigInt(gas) + bank, address);
   const checkpoint = world.checkpoint();
   world.createContract(account);
   if (rules.emptyIsAbsent) world.setNonce(account, 1n);
