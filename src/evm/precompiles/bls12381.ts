@@ -28,6 +28,7 @@ const G2_SUBGROUP = new PrecompileError('g2 point is not on correct subgroup');
 const G1_LENGTH = 128;
 const G2_LENGTH = 256;
 const SCALAR_LENGTH = 32;
+const PIPPENGER_FROM = 4;
 
 function readFp(bytes: Uint8Array, offset: number): bigint | PrecompileError {
   if (!isZero(bytes, offset, offset + 16)) return TOP_BYTES;
@@ -142,10 +143,13 @@ function msm<T>(group: Group<T>): Precompile {
         points.push(point);
         scalars.push(scalar);
       }
-      const [point, scalar] = [points[0], scalars[0]];
-      if (point === undefined || scalar === undefined) return group.write(group.Point.ZERO);
-      if (points.length === 1) return group.write(point.multiplyUnsafe(scalar));
-      return group.write(pippenger(group.Point, points, scalars));
+      // Pippenger's buckets repay their setup from four pairs on (bench/precompiles.ts): below that,
+      // each product is summed.
+      if (points.length >= PIPPENGER_FROM) return group.write(pippenger(group.Point, points, scalars));
+      let sum = group.Point.ZERO;
+      for (let i = 0; i < points.length; i++)
+        sum = sum.add(points[i]?.multiplyUnsafe(scalars[i] ?? 0n) ?? group.Point.ZERO);
+      return group.write(sum);
     },
   };
 }

@@ -2,7 +2,7 @@ import { createRIPEMD160, createSHA256 } from 'hash-wasm';
 import { type Precompile, wordGas } from './precompile.ts';
 
 // hash-wasm, as src/primitives/keccak.ts does for keccak: bench/precompiles.ts measures it against
-// @noble/hashes and node:crypto on the inputs these precompiles see (see docs/performance.md).
+// @noble/hashes and node:crypto on the inputs these precompiles see.
 const sha256Hasher = await createSHA256();
 const ripemdHasher = await createRIPEMD160();
 
