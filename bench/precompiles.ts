@@ -1,7 +1,8 @@
 // Cost per call of each precompile against @ethereumjs/evm's, on typical inputs (vectors from
 // test/evm/fixtures/precompiles), side by side in one run: ours and theirs alternate in rounds, and the
 // median of the rounds is printed with the ratio. Then the choices inside: SHA-256 and RIPEMD-160 by
-// hash-wasm, @noble/hashes and node:crypto; BLS MSM by Pippenger and by summing products.
+// hash-wasm, @noble/hashes and node:crypto; BLS MSM by Pippenger and by summing products. Times are
+// CPU time per call.
 // Run: node --import tsx bench/precompiles.ts   (BENCH_ROUNDS, default 7; BENCH_MS per cell, default 200)
 import { createHash } from 'node:crypto';
 import { Common, Hardfork, Mainnet } from '@ethereumjs/common';
@@ -98,16 +99,21 @@ const CASES: Case[] = [
   },
 ];
 
-/** Microseconds per call of `fn`, repeated for about CELL_MS (at least 3 calls). */
+/**
+ * CPU microseconds per call of `fn` (this process's user + system time, which other work on a shared
+ * machine skews far less than wall time), repeated for about CELL_MS of wall time (3 calls at least).
+ */
 async function perCall(fn: () => unknown): Promise<number> {
   let calls = 0;
   const start = performance.now();
+  const cpu = process.cpuUsage();
   while (calls < 3 || performance.now() - start < CELL_MS) {
     const r = fn();
     if (r instanceof Promise) await r;
     calls++;
   }
-  return ((performance.now() - start) * 1000) / calls;
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / calls;
 }
 
 function median(xs: number[]): number {
@@ -140,7 +146,9 @@ async function compare(
   }
 }
 
-console.log(`precompiles: ${machineLine()}, ${ROUNDS} rounds of ${CELL_MS} ms per cell (medians)`);
+console.log(
+  `precompiles: ${machineLine()}, ${ROUNDS} rounds of ${CELL_MS} ms per cell (median CPU time per call)`,
+);
 
 // 1. Ours against ethereumjs', at Osaka (every precompile, today's prices).
 const { kzg } = chainCrypto();
