@@ -1,7 +1,7 @@
 import type { WeierstrassPoint } from '@noble/curves/abstract/weierstrass.js';
 import { bn254 as curve } from '@noble/curves/bn254.js';
 import { getData, isZero, putBigInt, toBigInt, trueWord } from './bytes.ts';
-import { onCurve } from './curves.ts';
+import { inSubgroup, onCurve } from './curves.ts';
 import { type Precompile, PrecompileError } from './precompile.ts';
 
 // EIP-196 and EIP-197 on @noble/curves' bn254 (alt_bn128). Inputs are checked in geth's order and
@@ -25,7 +25,9 @@ function readG1(bytes: Uint8Array, offset: number): G1 | PrecompileError {
   const y = toBigInt(bytes.subarray(offset + 32, offset + 64));
   if (x >= P || y >= P) return NON_CANONICAL;
   if (!onCurve(curve.G1.Point, x, y)) return NOT_ON_CURVE;
-  return curve.G1.Point.fromAffine({ x, y });
+  // G1's cofactor is 1, so this holds; the check marks the point valid for the pairing (see inSubgroup).
+  const point = curve.G1.Point.fromAffine({ x, y });
+  return inSubgroup(point) ? point : NOT_IN_SUBGROUP;
 }
 
 /** The G2 point at `bytes[offset, offset + 128)`: x.c1, x.c0, y.c1, y.c0 (imaginary part first). */
@@ -43,7 +45,7 @@ function readG2(bytes: Uint8Array, offset: number): G2 | PrecompileError {
   const y = Fp2.fromBigTuple([y0, y1]);
   if (!onCurve(curve.G2.Point, x, y)) return NOT_ON_CURVE;
   const point = curve.G2.Point.fromAffine({ x, y });
-  return point.isTorsionFree() ? point : NOT_IN_SUBGROUP;
+  return inSubgroup(point) ? point : NOT_IN_SUBGROUP;
 }
 
 function writeG1(point: G1): Uint8Array {

@@ -1,4 +1,4 @@
-import type { WeierstrassPointCons } from '@noble/curves/abstract/weierstrass.js';
+import type { WeierstrassPoint, WeierstrassPointCons } from '@noble/curves/abstract/weierstrass.js';
 
 /**
  * Whether affine (x, y) satisfies the curve's equation y² = x³ + ax + b, in @noble/curves' own field
@@ -11,4 +11,19 @@ export function onCurve<T>(Point: WeierstrassPointCons<T>, x: T, y: T): boolean 
   const { a, b } = Point.CURVE();
   const rhs = Fp.add(Fp.add(Fp.mul(Fp.sqr(x), x), Fp.mul(a, x)), b);
   return Fp.eql(Fp.sqr(y), rhs);
+}
+
+/**
+ * Whether a point already known to be on its curve lies in the prime-order subgroup. Noble's
+ * assertValidity() checks the equation and the subgroup and remembers the point as valid, so a
+ * pairing that follows (noble's pairingBatch validates its inputs) does not check it again: the
+ * pairing precompiles would otherwise pay for each subgroup check twice.
+ */
+export function inSubgroup<T>(point: WeierstrassPoint<T>): boolean {
+  try {
+    point.assertValidity();
+    return true;
+  } catch {
+    return false;
+  }
 }

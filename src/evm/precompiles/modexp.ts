@@ -8,6 +8,9 @@ const HEADER = 96;
 /** EIP-7823's bound on each of the three lengths, from Osaka on. */
 const OSAKA_MAX_LENGTH = 1024n;
 const TOO_LONG = new PrecompileError('one or more of base/exponent/modulus length exceeded 1024 bytes');
+const OUT_OF_GAS = new PrecompileError('out of gas');
+/** 128 MiB: a base or modulus this long costs over 2^45 gas under EIP-198 and EIP-2565 (Osaka bounds it). */
+const UNPAYABLE_LENGTH = 2n ** 27n;
 
 interface Header {
   baseLen: bigint;
@@ -82,10 +85,9 @@ function modexpGas(input: Uint8Array, rules: ModexpRules): number {
  * base^exponent mod modulus, left to right over the exponent's bytes (no BigInt shifts of the
  * exponent). A long exponent goes four bits at a time from a table of base^0..15: a quarter of the
  * multiplications of bit-by-bit squaring, for 14 multiplications up front that a short exponent (RSA's
- * 65537) would not repay. `zeroBytesAfter` zero bytes follow the exponent: each squares the result 8
- * times. The caller has charged gas for every byte, which bounds the work.
+ * 65537) would not repay.
  */
-function modPow(base: bigint, exponent: Uint8Array, zeroBytesAfter: number, modulus: bigint): bigint {
+function modPow(base: bigint, exponent: Uint8Array, modulus: bigint): bigint {
   if (modulus === 1n) return 0n;
   let first = 0;
   while (first < exponent.length && exponent[first] === 0) first++;
@@ -100,21 +102,20 @@ function modPow(base: bigint, exponent: Uint8Array, zeroBytesAfter: number, modu
         if ((byte >> bit) & 1) r = (r * b) % modulus;
       }
     }
-  } else {
-    const table: bigint[] = [1n, b];
-    for (let i = 2; i < 16; i++) table.push(((table[i - 1] ?? 1n) * b) % modulus);
-    for (let i = first; i < exponent.length; i++) {
-      const byte = exponent[i] ?? 0;
-      for (const nibble of [byte >> 4, byte & 15]) {
-        r = (r * r) % modulus;
-        r = (r * r) % modulus;
-        r = (r * r) % modulus;
-        r = (r * r) % modulus;
-        if (nibble !== 0) r = (r * (table[nibble] ?? 1n)) % modulus;
-      }
+    return r;
+  }
+  const table: bigint[] = [1n, b];
+  for (let i = 2; i < 16; i++) table.push(((table[i - 1] ?? 1n) * b) % modulus);
+  for (let i = first; i < exponent.length; i++) {
+    const byte = exponent[i] ?? 0;
+    for (const nibble of [byte >> 4, byte & 15]) {
+      r = (r * r) % modulus;
+      r = (r * r) % modulus;
+      r = (r * r) % modulus;
+      r = (r * r) % modulus;
+      if (nibble !== 0) r = (r * (table[nibble] ?? 1n)) % modulus;
     }
   }
-  for (let i = 0; i < zeroBytesAfter * 8; i++) r = (r * r) % modulus;
   return r;
 }
 
@@ -127,21 +128,21 @@ function modexpRun(input: Uint8Array, rules: ModexpRules): Uint8Array | Precompi
     return TOO_LONG;
   }
   if (h.baseLen === 0n && h.modLen === 0n) return EMPTY;
-  // Past this point the lengths were paid for: base and modulus lengths above a few MB cost more gas
-  // than a block holds under every rule set, so they are safe to use as numbers.
-  const baseLen = Number(h.baseLen);
+  // No block holds the gas such a base or modulus costs: the EVM never gets here with one, and the
+  // answer (geth's too) is running out of gas.
+  if (h.baseLen >= UNPAYABLE_LENGTH || h.modLen >= UNPAYABLE_LENGTH) return OUT_OF_GAS;
   const modLen = Number(h.modLen);
   const body = input.subarray(Math.min(HEADER, input.length));
-  const base = toBigInt(getData(body, 0, baseLen));
-  // The exponent may be long (priced per byte) and mostly past the end of the input: only the bytes
-  // present are read, the rest are zeros that square the result.
-  const expStart = Math.min(baseLen, body.length);
-  const expPresent = body.subarray(expStart, Math.min(body.length, expStart + Number(h.expLen)));
-  const expMissing = h.expLen - BigInt(expPresent.length);
-  const modulus = toBigInt(getData(body, Number(BigInt(baseLen) + h.expLen), modLen));
+  // Operands past the input's end read as zeros. A modulus that starts past it is zero, and the
+  // answer is modLen zero bytes; otherwise base and exponent lie wholly inside the input.
+  const modStart = h.baseLen + h.expLen;
+  if (modStart >= BigInt(body.length)) return new Uint8Array(modLen);
+  const modulus = toBigInt(getData(body, Number(modStart), modLen));
   const out = new Uint8Array(modLen);
   if (modulus === 0n) return out;
-  putBigInt(out, 0, modLen, modPow(base, expPresent, Number(expMissing), modulus));
+  const baseLen = Number(h.baseLen);
+  const base = toBigInt(body.subarray(0, baseLen));
+  putBigInt(out, 0, modLen, modPow(base, body.subarray(baseLen, Number(modStart)), modulus));
   return out;
 }
 
