@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createBlock } from '@ethereumjs/block';
 import { Common, Hardfork, Mainnet } from '@ethereumjs/common';
-import type { EVM } from '@ethereumjs/evm';
+import type { EVM, InterpreterStep } from '@ethereumjs/evm';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createLegacyTx } from '@ethereumjs/tx';
 import { Address, Account as EjsAccount } from '@ethereumjs/util';
@@ -120,7 +120,18 @@ interface Event {
 const h = (b: Uint8Array | null | undefined) => (b ? `0x${Buffer.from(b).toString('hex')}` : null);
 const addr = (a: bigint) => `0x${a.toString(16).padStart(40, '0')}`;
 
-async function ethereumjsFrames(): Promise<Event[]> {
+interface Step {
+  pc: number;
+  opcode: number;
+  gas: bigint;
+  depth: number;
+  stack: bigint[];
+  memory: string | null;
+  refund: bigint;
+  address: string;
+}
+
+async function ethereumjsFrames(steps: Step[]): Promise<Event[]> {
   const common = new Common({ chain: Mainnet, hardfork: Hardfork.Prague });
   const vm = await createVM({ common, stateManager: new MerkleStateManager({ caches: new Caches() }) });
   for (const [a, code] of CODE) {
@@ -158,6 +169,18 @@ async function ethereumjsFrames(): Promise<Event[]> {
     { nonce: 0n, gasPrice: 10n, gasLimit: 3_000_000n, to: new Address(addressBytes(A)) },
     { common },
   ).sign(KEY);
+  (vm.evm as EVM).events?.on('step', (step: InterpreterStep) => {
+    steps.push({
+      pc: step.pc,
+      opcode: step.opcode.code,
+      gas: step.gasLeft,
+      depth: step.depth,
+      stack: [...step.stack],
+      memory: h(step.memory.subarray(0, Number(step.memoryWordCount) * 32)),
+      refund: step.gasRefund,
+      address: h(step.address.bytes) ?? '',
+    });
+  });
   hooks.attach(tracer, tx.getSenderAddress().bytes);
   const block = createBlock(
     { header: { number: 1n, gasLimit: 30_000_000n, baseFeePerGas: 7n, timestamp: 1000n } },
@@ -179,7 +202,7 @@ async function ethereumjsFrames(): Promise<Event[]> {
   return events;
 }
 
-function ourFrames(): Event[] {
+function ourFrames(steps: Step[]): Event[] {
   const reader: StateReader = {
     account(a): AccountRecord | null {
       const code = CODE.get(a);
@@ -227,6 +250,22 @@ function ourFrames(): Event[] {
         createdAddress: e.createdAddress === null ? null : addr(e.createdAddress),
         failedOp: e.failedOp ?? null,
       }),
+    step: {
+      step: (v) => {
+        // ethereumjs sends no step for the STOP of code that runs off its end (geth logs one).
+        if (v.opcode === 0 && CODE.get(v.address)?.length === v.pc) return;
+        steps.push({
+          pc: v.pc,
+          opcode: v.opcode,
+          gas: BigInt(v.gas),
+          depth: v.depth,
+          stack: v.stack.slice(0, v.sp),
+          memory: h(v.memory.subarray(0, v.memSize)),
+          refund: BigInt(v.refund),
+          address: h(addressBytes(v.address)) ?? '',
+        });
+      },
+    },
   };
   const rules = forkRules('Prague');
   applyTransaction(
@@ -257,11 +296,23 @@ function ourFrames(): Event[] {
 
 describe('frame hooks against the ones today’s tracers are fed', () => {
   it('report the same frames, gas, outputs and errors as TraceHooks on ethereumjs', async () => {
-    const theirs = await ethereumjsFrames();
-    const ours = ourFrames();
+    const theirs = await ethereumjsFrames([]);
+    const ours = ourFrames([]);
     assert.ok(theirs.length >= 30, `${theirs.length} events`);
     for (let i = 0; i < Math.max(theirs.length, ours.length); i++) {
       assert.deepEqual(ours[i], theirs[i], `event ${i}`);
     }
+  });
+});
+
+describe('step hook against ethereumjs’s step events', () => {
+  it('shows each op with the pc, gas, depth, stack, memory and refund ethereumjs shows', async () => {
+    const theirs: Step[] = [];
+    const ours: Step[] = [];
+    await ethereumjsFrames(theirs);
+    ourFrames(ours);
+    assert.ok(theirs.length > 200, `${theirs.length} steps`);
+    for (let i = 0; i < Math.max(theirs.length, ours.length); i++)
+      assert.deepEqual(ours[i], theirs[i], `step ${i}`);
   });
 });
