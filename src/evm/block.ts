@@ -9,6 +9,7 @@ import { encodeBigint, encodeBytes, encodeList } from './rlp.ts';
 import type { Log, WorldState } from './state.ts';
 import {
   applyTransaction,
+  blobBaseFee,
   InvalidTransaction,
   type Transaction,
   type TransactionResult,
@@ -306,21 +307,24 @@ export function nextBaseFee(gasLimit: bigint, gasUsed: bigint, baseFee: bigint):
 
 /**
  * EIP-4844's excess blob gas of the block after one with these values, under the rules of the new
- * block (EIP-7918 from Osaka: a block whose blob fee is below the execution cost of a blob adds
- * without subtracting the target).
+ * block (its blob target, max and update fraction; EIP-7918 from Osaka: while blobs cost less than
+ * the execution of BLOB_BASE_COST gas, the excess grows by a share of what was used and the target
+ * is not subtracted).
  */
 export function nextExcessBlobGas(
   rules: ForkRules,
   parentExcess: bigint,
   parentBlobGasUsed: bigint,
   parentBaseFee: bigint,
-  parentBlobBaseFee: bigint,
 ): bigint {
   const blobs = rules.blobs;
   if (!blobs) return 0n;
   const target = BigInt(blobs.target) * GAS_PER_BLOB;
   if (parentExcess + parentBlobGasUsed < target) return 0n;
-  if (rules.blobReservePrice && BLOB_BASE_COST * parentBaseFee > GAS_PER_BLOB * parentBlobBaseFee) {
+  if (
+    rules.blobReservePrice &&
+    BLOB_BASE_COST * parentBaseFee > GAS_PER_BLOB * blobBaseFee(rules, parentExcess)
+  ) {
     const max = BigInt(blobs.max);
     return parentExcess + (parentBlobGasUsed * (max - BigInt(blobs.target))) / max;
   }

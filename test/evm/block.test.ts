@@ -8,13 +8,21 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Block } from '@ethereumjs/block';
-import { createBlockFromRLP } from '@ethereumjs/block';
+import { createBlockFromRLP, createBlockHeader } from '@ethereumjs/block';
 import { RLP } from '@ethereumjs/rlp';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
 import { Forks } from '../../src/chain/forks.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
-import { applyBlock, encodeReceipt, encodeWithdrawal, logsBloom, requestsHash } from '../../src/evm/block.ts';
+import {
+  applyBlock,
+  encodeReceipt,
+  encodeWithdrawal,
+  logsBloom,
+  nextBaseFee,
+  nextExcessBlobGas,
+  requestsHash,
+} from '../../src/evm/block.ts';
 import { type ForkRules, forkByName, forkRules, withBlobSchedule } from '../../src/evm/forks.ts';
 import { precompilesFor } from '../../src/evm/precompiles/index.ts';
 import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from '../../src/evm/state.ts';
@@ -169,6 +177,7 @@ describe('src/evm/block.ts on the conformance chain', () => {
       }
     };
     const hashes = new Map<bigint, bigint>();
+    let parent: { header: Block['header'] } | null = null;
     let blocks = 0;
     const seen = new Set<string>();
     for await (const raw of readRlpBlocks(join(CONFORMANCE, 'chain.rlp'))) {
@@ -261,6 +270,25 @@ describe('src/evm/block.ts on the conformance chain', () => {
       const changes = world.takeChanges();
       assert.equal(toHex(stateRoot(leaves(changes))), toHex(h.stateRoot), `${where}: state root`);
       commit(changes);
+      // The header fields the dev miner will compute: base fee and excess blob gas from the parent.
+      if (parent && parent.header.baseFeePerGas !== undefined && h.baseFeePerGas !== undefined)
+        assert.equal(
+          h.baseFeePerGas,
+          nextBaseFee(parent.header.gasLimit, parent.header.gasUsed, parent.header.baseFeePerGas),
+          `${where}: base fee`,
+        );
+      if (parent && parent.header.excessBlobGas !== undefined && h.excessBlobGas !== undefined)
+        assert.equal(
+          h.excessBlobGas,
+          nextExcessBlobGas(
+            rules,
+            parent.header.excessBlobGas,
+            parent.header.blobGasUsed ?? 0n,
+            parent.header.baseFeePerGas ?? 0n,
+          ),
+          `${where}: excess blob gas`,
+        );
+      parent = { header: h };
       hashes.set(number, big(block.hash()));
       blocks++;
     }
@@ -282,5 +310,63 @@ describe('src/evm/block.ts on the conformance chain', () => {
       'BPO2',
     ])
       assert.ok(seen.has(fork as never), `no block of ${fork}: ${[...seen].join(', ')}`);
+  });
+});
+
+describe('next base fee and excess blob gas against ethereumjs', () => {
+  it('agree on a grid of parents, EIP-7918 included, for Cancun, Prague, Osaka and BPO1/2', () => {
+    const spec = readChainSpec(join(CONFORMANCE, 'genesis.json'));
+    const forks = new Forks(spec);
+    const schedule =
+      (
+        spec.json.config as {
+          blobSchedule?: Record<string, { target: number; max: number; baseFeeUpdateFraction: number }>;
+        }
+      ).blobSchedule ?? {};
+    let compared = 0;
+    let reserve = 0;
+    for (const time of [430n, 460n, 490n, 520n, 550n]) {
+      const common = forks.commonAt(100n, time);
+      const fork = forkByName(common.hardfork());
+      assert.ok(fork);
+      const blob = schedule[common.hardfork()];
+      assert.ok(blob, common.hardfork());
+      const rules = withBlobSchedule(forkRules(fork), {
+        ...blob,
+        baseFeeUpdateFraction: BigInt(blob.baseFeeUpdateFraction),
+      });
+      for (const excess of [0n, 100_000n, 393_216n, 10_000_000n, 80_000_000n])
+        for (const used of [0n, 131_072n, 786_432n, 1_179_648n, 2_752_512n])
+          for (const baseFee of [7n, 1_000_000_000n, 100_000_000_000n]) {
+            const header = createBlockHeader(
+              {
+                number: 99n,
+                timestamp: time - 1n,
+                excessBlobGas: excess,
+                blobGasUsed: used,
+                baseFeePerGas: baseFee,
+                gasLimit: 30_000_000n,
+                gasUsed: 10_000_000n,
+              },
+              { common, skipConsensusFormatValidation: true },
+            );
+            const ours = nextExcessBlobGas(rules, excess, used, baseFee);
+            assert.equal(
+              ours,
+              header.calcNextExcessBlobGas(common),
+              `${fork} excess ${excess} used ${used} base fee ${baseFee}`,
+            );
+            if (
+              rules.blobReservePrice &&
+              ours !== 0n &&
+              ours !== excess + used - BigInt(rules.blobs?.target ?? 0) * 131_072n
+            )
+              reserve++;
+            assert.equal(nextBaseFee(30_000_000n, 10_000_000n, baseFee), header.calcNextBaseFee());
+            compared++;
+          }
+    }
+    assert.equal(compared, 375);
+    assert.ok(reserve > 0, 'no case took EIP-7918’s reserve-price branch');
   });
 });
