@@ -4,6 +4,7 @@
 //   mix      a loop of MSTORE, MLOAD, MUL, XOR, KECCAK256 of 64 bytes, SHR: 200k iterations, 26 Mgas
 //   erc20    transfers of bench/contracts/Mainnet.sol's Token, one transaction each, 1,000 senders
 //   calls    a contract calling another 20,000 times (CALL, a frame each, jump analysis reused)
+//   roots    a state root over 10, 100 and 2,000 accounts: src/evm/trie.ts against @ethereumjs/mpt
 // CPU milliseconds per run (this process's for the two in-process engines, anvil's process's for an
 // eth_call, less an empty eth_call's) and the ratios. BENCH_STATETESTS=1 also times every case of
 // ../shared/ethereum-tests in process (one thread).
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { createBlock } from '@ethereumjs/block';
 import { Common, Hardfork, Mainnet } from '@ethereumjs/common';
 import type { EVM } from '@ethereumjs/evm';
+import { createMPT } from '@ethereumjs/mpt';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createLegacyTx, type LegacyTx } from '@ethereumjs/tx';
 import { Address, createAddressFromString, Account as EjsAccount } from '@ethereumjs/util';
@@ -26,6 +28,7 @@ import { Machine } from '../src/evm/interpreter.ts';
 import { precompilesFor } from '../src/evm/precompiles/index.ts';
 import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from '../src/evm/state.ts';
 import { applyTransaction, type Transaction } from '../src/evm/transaction.ts';
+import { trieRoot } from '../src/evm/trie.ts';
 import { addressBytes, bytesToBigint } from '../src/evm/words.ts';
 import { fastOpcodes, patchInterpreter } from '../src/exec/evmSpeedups.ts';
 import { keccak256 } from '../src/primitives/keccak.ts';
@@ -351,6 +354,27 @@ async function anvilCases(cases: Array<[string, Uint8Array]>): Promise<Map<strin
   return out;
 }
 
+// ---------------------------------------------------------------- trie roots
+
+/** CPU ms of one root over `n` hashed keys: src/evm/trie.ts against @ethereumjs/mpt. */
+async function rootCase(n: number): Promise<{ ours: number; mpt: number }> {
+  const entries: Array<[Uint8Array, Uint8Array]> = [];
+  for (let i = 0; i < n; i++)
+    entries.push([keccak256(Uint8Array.of(i >> 8, i & 255)), new Uint8Array(70).fill(i & 255)]);
+  const rounds = Math.max(3, Math.floor(2000 / n));
+  const ours = await timed(() => {
+    for (let k = 0; k < rounds; k++) trieRoot(entries);
+  });
+  const mpt = await timed(async () => {
+    for (let k = 0; k < rounds; k++) {
+      const trie = await createMPT({ useKeyHashing: false });
+      for (const [key, value] of entries) await trie.put(key, value);
+      trie.root();
+    }
+  });
+  return { ours: ours / rounds, mpt: mpt / rounds };
+}
+
 // ---------------------------------------------------------------- state tests
 
 function stateTestsCpu(): { cases: number; ms: number } {
@@ -417,6 +441,12 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
+  for (const n of [10, 100, 2000]) {
+    const r = await rootCase(n);
+    process.stdout.write(
+      `state root of ${n} accounts: trie.ts ${r.ours.toFixed(3)} ms, @ethereumjs/mpt ${r.mpt.toFixed(3)} ms (×${(r.mpt / r.ours).toFixed(1)})\n`,
+    );
+  }
   if (process.env.BENCH_STATETESTS === '1') {
     const s = stateTestsCpu();
     process.stdout.write(`state tests: ${s.cases} cases, ${(s.ms / 1000).toFixed(1)} s CPU on one thread\n`);
