@@ -5,15 +5,16 @@
 const MAY_IMPORT = {
   primitives: [],
   core: ['primitives'],
+  evm: ['core', 'primitives'],
   config: ['core', 'primitives'],
   store: ['core', 'primitives'],
   wire: ['primitives'],
   chain: ['store', 'core', 'primitives', 'config'],
   // An upstream node as a source of blocks, receipts and state (upstream mode): a store of its own.
   upstream: ['chain', 'store', 'core', 'wire', 'primitives', 'config'],
-  exec: ['upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
-  ingest: ['exec', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
-  services: ['exec', 'ingest', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  exec: ['evm', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  ingest: ['exec', 'evm', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
+  services: ['exec', 'evm', 'ingest', 'upstream', 'chain', 'store', 'core', 'wire', 'primitives', 'config'],
   rpc: ['services', 'chain', 'core', 'wire', 'primitives', 'config'],
   // Metrics, logs and health probes: they know what a call, a limit or a head is, nothing of how
   // they are served or computed (app.ts hands them the parts to read).

@@ -38,6 +38,7 @@ import {
 } from './processes.ts';
 import { methodTable } from './rpc/methods/index.ts';
 import { DevService } from './services/dev/index.ts';
+import { addStateTestCommand, StateTestsFailed } from './stateTestCommand.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
@@ -881,6 +882,7 @@ function program(): Command {
     'keys',
   );
   addKeyCommands(keys, named, DATADIR_HELP);
+  addStateTestCommand(root, named);
   return named(root, '');
 }
 
@@ -898,6 +900,7 @@ async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : EXIT_USER_ERROR;
     // An API process of `--processes` failed: it has said why on the shared stderr.
     if (e instanceof StartFailure) return e.status;
+    if (e instanceof StateTestsFailed) return 1;
     if (e instanceof UserError) {
       const command = argv[0] && cli.commands.some((c) => c.name() === argv[0]) ? ` ${argv[0]}` : '';
       // On a terminal the import's progress bar may hold the line.

@@ -1,0 +1,66 @@
+import { blake2f } from './blake2f.ts';
+import { bls12381Precompiles } from './bls12381.ts';
+import { BYZANTIUM_BN254, bn254Precompiles, ISTANBUL_BN254 } from './bn254.ts';
+import { ecrecover } from './ecrecover.ts';
+import { identity, ripemd160, sha256 } from './hashes.ts';
+import { modexp } from './modexp.ts';
+import { p256Verify } from './p256.ts';
+import { pointEvaluation } from './pointEvaluation.ts';
+import type { Precompile } from './precompile.ts';
+
+export { type Precompile, PrecompileError } from './precompile.ts';
+
+/** The level at which the set of precompiles or their prices last changed. */
+export type PrecompileRules =
+  | 'frontier'
+  | 'byzantium'
+  | 'istanbul'
+  | 'berlin'
+  | 'cancun'
+  | 'prague'
+  | 'osaka';
+
+const LEVELS: readonly PrecompileRules[] = [
+  'frontier',
+  'byzantium',
+  'istanbul',
+  'berlin',
+  'cancun',
+  'prague',
+  'osaka',
+];
+
+function build(rules: PrecompileRules): ReadonlyMap<number, Precompile> {
+  const level = LEVELS.indexOf(rules);
+  const from = (r: PrecompileRules) => level >= LEVELS.indexOf(r);
+  const map = new Map<number, Precompile>([
+    [0x01, ecrecover],
+    [0x02, sha256],
+    [0x03, ripemd160],
+    [0x04, identity],
+  ]);
+  if (from('byzantium')) {
+    map.set(0x05, modexp(from('osaka') ? 'eip7883' : from('berlin') ? 'eip2565' : 'eip198'));
+    const bn254 = bn254Precompiles(from('istanbul') ? ISTANBUL_BN254 : BYZANTIUM_BN254);
+    map.set(0x06, bn254.add);
+    map.set(0x07, bn254.mul);
+    map.set(0x08, bn254.pairing);
+  }
+  if (from('istanbul')) map.set(0x09, blake2f);
+  if (from('cancun')) map.set(0x0a, pointEvaluation);
+  if (from('prague')) for (const [address, precompile] of bls12381Precompiles) map.set(address, precompile);
+  if (from('osaka')) map.set(0x100, p256Verify);
+  return map;
+}
+
+const built = new Map<PrecompileRules, ReadonlyMap<number, Precompile>>();
+
+/** Precompiles active under these rules, keyed by the numeric value of their address (1..0x11, 0x100). */
+export function precompilesFor(rules: PrecompileRules): ReadonlyMap<number, Precompile> {
+  let map = built.get(rules);
+  if (map === undefined) {
+    map = build(rules);
+    built.set(rules, map);
+  }
+  return map;
+}
