@@ -1,0 +1,61 @@
+import type { Common } from '@ethereumjs/common';
+import type { ChainSpec } from '../chain/genesis.ts';
+import { type ForkRules, forkByName, forkRules, withBlobSchedule } from '../evm/forks.ts';
+import { type Precompile, precompilesFor } from '../evm/precompiles/index.ts';
+
+/** What the EVM of src/evm needs to run a block of one fork of one chain. */
+export interface EvmFork {
+  readonly rules: ForkRules;
+  readonly precompiles: ReadonlyMap<number, Precompile>;
+  readonly chainId: bigint;
+}
+
+type ScheduleEntry = { target?: unknown; max?: unknown; baseFeeUpdateFraction?: unknown };
+
+/**
+ * A chain's forks as the EVM's rule rows. The fork a block belongs to is still decided by the chain
+ * reader's Common (src/chain/forks.ts), which knows geth's genesis format; this maps its hardfork name
+ * to the EVM's row and applies the chain's `blobSchedule` (EIP-7840) to it. One row per fork, made
+ * once: the rows are shared by every execution of that fork.
+ */
+export class EvmForks {
+  private readonly byHardfork = new Map<string, EvmFork>();
+  private readonly schedule: Readonly<Record<string, ScheduleEntry>>;
+
+  constructor(private readonly spec: ChainSpec) {
+    const config = spec.json.config as { blobSchedule?: unknown };
+    const schedule = config.blobSchedule;
+    this.schedule =
+      typeof schedule === 'object' && schedule !== null ? (schedule as Record<string, ScheduleEntry>) : {};
+  }
+
+  /** The EVM fork for a block whose Common (from `ChainReader.commonAt`) is `common`. */
+  of(common: Common): EvmFork {
+    const hardfork = common.hardfork();
+    let fork = this.byHardfork.get(hardfork);
+    if (!fork) {
+      fork = this.make(hardfork);
+      this.byHardfork.set(hardfork, fork);
+    }
+    return fork;
+  }
+
+  private make(hardfork: string): EvmFork {
+    const name = forkByName(hardfork);
+    // Every hardfork a chain spec can name has a row (src/evm/forks.ts aliases geth's and
+    // ethereumjs's names); one without is a fork this EVM was not built for.
+    if (!name) throw new Error(`the EVM has no rules for hardfork ${hardfork}`);
+    let rules = forkRules(name);
+    const entry = this.schedule[hardfork.toLowerCase()];
+    if (entry && rules.blobs) {
+      rules = withBlobSchedule(rules, {
+        target: Number(entry.target ?? rules.blobs.target),
+        max: Number(entry.max ?? rules.blobs.max),
+        baseFeeUpdateFraction: BigInt(
+          (entry.baseFeeUpdateFraction as number | string | undefined) ?? rules.blobs.baseFeeUpdateFraction,
+        ),
+      });
+    }
+    return { rules, precompiles: precompilesFor(rules.precompiles), chainId: this.spec.chainId };
+  }
+}
