@@ -488,6 +488,8 @@ async function startCommand(o: StartOptions): Promise<void> {
     stopRequested.then(() => false),
     primary?.failed.then(() => true) ?? new Promise<boolean>(() => {}),
   ]);
+  // First, before the chain's writers stop: /ready fails and no new connection is taken.
+  app?.stopAccepting({ deadlineMs: shutdownMs });
   if (role !== 'api') process.stdout.write('stopping\n');
   await primary?.stop(shutdownMs);
   await followed?.follower.stop();

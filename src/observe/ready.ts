@@ -6,6 +6,8 @@
 
 /** What readiness looks at; each part is optional. */
 export interface ReadinessSources {
+  /** Whether the server is stopping: it answers what it has taken and wants nothing new. */
+  stopping?: () => boolean;
   /** The served head's number and timestamp (seconds); throws when the store cannot be read. */
   head(): Promise<{ number: bigint; timestamp: bigint } | null>;
   /**
@@ -34,6 +36,10 @@ export function health(): Probe {
 /** 200 with the head when ready, else 503 with the reasons (each a sentence an operator can act on). */
 export async function readiness(sources: ReadinessSources): Promise<Probe> {
   const reasons: string[] = [];
+  if (sources.stopping?.())
+    reasons.push(
+      'the server is stopping: it answers the requests it has taken, and takes no new connections',
+    );
   let head: { number: bigint; timestamp: bigint } | null = null;
   try {
     head = await sources.head();
