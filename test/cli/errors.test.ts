@@ -412,10 +412,12 @@ describe('ethtrace start and import initialising one empty datadir at once', () 
       assert.ok(served, `start failed: ${output}`);
       assert.doesNotMatch(imported.stderr, /different genesis/);
       if (/serving dev chain/.test(output)) {
-        // start made a dev chain first: the import must say another process initialised the datadir.
+        // start made a dev chain first: the import is refused, naming it (src/datadirWriter.ts).
         assertOneLine(
           imported,
-          /^ethtrace import: (another process .* initialised this datadir first|datadir holds a dev chain made by ethtrace start)/,
+          new RegExp(
+            `^ethtrace import: .*race-${round} is already served by ethtrace start \\(pid ${server.pid}, (port \\d+|still starting)\\), which writes its dev chain`,
+          ),
         );
       } else {
         assert.match(output, /serving chain 3503995874084926 /);
