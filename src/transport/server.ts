@@ -174,6 +174,8 @@ export class RpcServer {
         connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headerTimeoutMs),
       },
       (req, res) => {
+        // Refused at the door (a 429 already written): nothing its client sends is served.
+        if (this.refusedSockets.has(req.socket)) return;
         this.receivingBody.add(req.socket);
         // Under way until the answer has been handed to the socket (or the connection is gone): a
         // stop that cut it earlier would lose the end of an answer already written.
@@ -424,7 +426,6 @@ export class RpcServer {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.refusedSockets.has(req.socket)) return;
     // Before the JSON-RPC routes and their open CORS: the dashboard is for its operator's browser only.
     if (this.opts.routes?.(req, res)) return;
     // Browsers call Infura directly from dapps, so cross-origin requests are allowed as Infura does.
