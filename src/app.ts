@@ -83,6 +83,12 @@ export interface App {
   /** Starts the execution workers now rather than on the first trace (and surfaces their errors). */
   warm(): Promise<void>;
   /**
+   * Begins a stop at once: `/ready` answers 503 from now on, answers say `connection: close`, and
+   * the listener is closed once the connections queued on it are taken, within `deadlineMs`
+   * (src/transport/server.ts).
+   */
+  stopAccepting(options: { deadlineMs: number }): void;
+  /**
    * Stops: the bodies being answered get `deadlineMs` to finish (0: cut at once), WebSockets are
    * closed with 1001, then the execution pool.
    */
@@ -222,6 +228,8 @@ export async function buildApp(
     '/ready': async () =>
       json(
         await readiness({
+          // The server is made below, before anything can ask for this page.
+          stopping: () => server.stopping,
           head,
           maxHeadAgeSeconds: config.readyMaxHeadAgeSeconds ?? null,
           ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
@@ -333,6 +341,7 @@ export async function buildApp(
       return { ...listening, metricsUrl: `http://${shown}:${address.port}` };
     },
     warm: () => execution.warm(),
+    stopAccepting: (options) => server.stopAccepting(options),
     close: async (options = {}) => {
       upstream?.head.stop();
       events.stop();

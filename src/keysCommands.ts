@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UserError } from './core/errors.ts';
-import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
+import { checkExistingDatadir, prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import {
   ALLOW_KINDS,
   type AllowKind,
@@ -124,10 +124,22 @@ function settingsOf(flags: SettingFlags, base: KeySettings, update: boolean): Ke
   return checkSettings(out);
 }
 
-function keyFile(command: Command, writable: boolean): KeyFile {
+/**
+ * What a subcommand does with the datadir: `read` what is there (list, show, usage), `change` a key
+ * that must be there (update, revoke), or `create` one (the datadir too, if missing). Each checks it
+ * before anything else, as `start` and `import` do, and only `create` makes anything.
+ */
+type DatadirUse = 'read' | 'change' | 'create';
+
+function datadirFor(command: Command, use: DatadirUse): string {
   const datadir = resolveDatadir(command.optsWithGlobals().datadir);
-  if (writable) prepareDatadir(datadir);
-  return new KeyFile(datadir);
+  if (use === 'create') prepareDatadir(datadir);
+  else checkExistingDatadir(datadir, { writable: use === 'change' });
+  return datadir;
+}
+
+function keyFile(command: Command, use: DatadirUse): KeyFile {
+  return new KeyFile(datadirFor(command, use));
 }
 
 function describeKey(k: StoredKey): string {
@@ -221,7 +233,7 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       .option('--datadir <dir>', datadirHelp)
       .action((opts: SettingFlags & { name?: string; secret?: boolean }, command: Command) => {
         const settings = settingsOf(opts, {}, false);
-        const { key, secret, stored } = keyFile(command, true).create(opts.name, {
+        const { key, secret, stored } = keyFile(command, 'create').create(opts.name, {
           settings,
           ...(opts.secret ? { secret: true } : {}),
         });
@@ -239,7 +251,7 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       .description('list the keys: name, first characters, dates, limits')
       .option('--datadir <dir>', datadirHelp)
       .action((_opts, command: Command) => {
-        for (const k of keyFile(command, false).read()) {
+        for (const k of keyFile(command, 'read').read()) {
           process.stdout.write(
             `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}` +
               `\t${describeLimits(k.settings)}${k.secretSha256 ? '\tsecret' : ''}` +
@@ -257,7 +269,7 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       .option('--json', 'as JSON')
       .option('--datadir <dir>', datadirHelp)
       .action((target: string, opts: { json?: boolean }, command: Command) => {
-        const k = keyFile(command, false).find(target);
+        const k = keyFile(command, 'read').find(target);
         process.stdout.write(opts.json ? `${JSON.stringify(publicKey(k), null, 2)}\n` : describeKey(k));
       }),
     'keys show',
@@ -276,7 +288,7 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       .option('--datadir <dir>', datadirHelp)
       .action(
         (target: string, opts: SettingFlags & { rename?: string; secret?: boolean }, command: Command) => {
-          const file = keyFile(command, true);
+          const file = keyFile(command, 'change');
           const current = file.find(target);
           const settings = settingsOf(opts, current.settings ?? {}, true);
           const { stored, secret } = file.update(target, {
@@ -300,7 +312,7 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       .argument('<key-or-name>')
       .option('--datadir <dir>', datadirHelp)
       .action((target: string, _opts, command: Command) => {
-        const revoked = keyFile(command, true).revoke(target);
+        const revoked = keyFile(command, 'change').revoke(target);
         process.stdout.write(`revoked key "${revoked.name}"\n`);
       }),
     'keys revoke',
@@ -322,8 +334,8 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
           opts: { since: string; perMinute?: boolean; json?: boolean },
           command: Command,
         ) => {
-          const datadir = resolveDatadir(command.optsWithGlobals().datadir);
           const since = Date.now() - duration(opts.since);
+          const datadir = datadirFor(command, 'read');
           let rows = mergeRows(readUsage(datadir, since));
           if (target !== undefined) {
             // Every key that had this name (or is this key), revoked ones included, by its id.

@@ -18,6 +18,7 @@ import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
 import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
 import { UserError } from './core/errors.ts';
+import { claimDevChain, claimWriter } from './datadirWriter.ts';
 import { ChainWriter } from './ingest/chainWriter.ts';
 import { openFollow } from './ingest/follower.ts';
 import { importChain } from './ingest/importer.ts';
@@ -78,6 +79,9 @@ async function importCommand(files: string[], opts: ImportOptions): Promise<void
   const spec = readChainSpec(opts.genesis);
   const datadir = resolveDatadir(opts.datadir);
   prepareDatadir(datadir);
+  // The import writes: refused while another process writes this datadir (src/datadirWriter.ts),
+  // not while servers serve its chain read-only, which see the new blocks.
+  const writer = claimWriter(datadir, 'import', 'imported chain');
   const store = await openLmdbStore(datadir);
   try {
     await checkStore(store, datadir);
@@ -93,6 +97,7 @@ async function importCommand(files: string[], opts: ImportOptions): Promise<void
     progress.finish(summary);
   } finally {
     await store.close();
+    writer.release();
   }
 }
 
@@ -349,6 +354,19 @@ async function startCommand(o: StartOptions): Promise<void> {
   const metrics = new Metrics();
   prepareDatadir(datadir);
   const log = lineLogger(logger);
+  // One process at a time writes a datadir; a second is refused with the first's pid and port
+  // (src/datadirWriter.ts). The primary of --processes holds it for its API processes; a start that
+  // fails gives it back as it exits.
+  const writer =
+    role === 'api'
+      ? null
+      : upstream
+        ? claimWriter(datadir, 'start', 'upstream cache')
+        : follow
+          ? claimWriter(datadir, 'start', 'followed chain')
+          : role === 'alone'
+            ? await claimDevChain(datadir, log)
+            : null;
   // Each API process, and in it the main thread and each worker, reads the upstream at its share of
   // the request rate.
   const upstreamRps =
@@ -363,6 +381,8 @@ async function startCommand(o: StartOptions): Promise<void> {
   // A followed chain is an imported one, which one process writes: the primary, or the only one.
   const followed = follow && role !== 'api' ? await openFollow(datadir, follow, log) : null;
   const dev = source || follow || role !== 'alone' ? null : await openDevChain(datadir, devFlags, log);
+  // An imported chain after all (an import made it first): served read-only, beside its writer.
+  if (!source && !follow && !dev) writer?.release();
   // The primary serves nothing: it keeps the store open only to follow the chain into it.
   const imported = !source && !followed && !dev;
   if (imported && role === 'primary') await refuseDevChain(datadir);
@@ -476,6 +496,7 @@ async function startCommand(o: StartOptions): Promise<void> {
       }
     }
     if (role !== 'api') {
+      writer?.listening(Number(new URL(listening.httpUrl).port));
       let shownKey = given[0];
       if (needsKey) {
         // A service that accepts no key is useless: make one, and show it this once.
@@ -511,12 +532,15 @@ async function startCommand(o: StartOptions): Promise<void> {
     await access?.close();
     redis?.disconnect();
     await store.close().catch(() => {});
+    writer?.release();
     throw e;
   }
   const failed = await Promise.race([
     stopRequested.then(() => false),
     primary?.failed.then(() => true) ?? new Promise<boolean>(() => {}),
   ]);
+  // First, before the chain's writers stop: /ready fails and no new connection is taken.
+  app?.stopAccepting({ deadlineMs: shutdownMs });
   if (role !== 'api') process.stdout.write('stopping\n');
   await primary?.stop(shutdownMs);
   await followed?.follower.stop();
@@ -525,6 +549,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   await access?.close();
   await redis?.quit().catch(() => {});
   if (role !== 'primary' || followed) await store.close();
+  writer?.release();
   if (failed) throw new StartFailure(1, 'the API processes keep exiting');
 }
 

@@ -6,6 +6,8 @@
 
 /** What readiness looks at; each part is optional. */
 export interface ReadinessSources {
+  /** Whether the server is stopping: it answers what it has taken and wants nothing new. */
+  stopping?: () => boolean;
   /** The served head's number and timestamp (seconds); throws when the store cannot be read. */
   head(): Promise<{ number: bigint; timestamp: bigint } | null>;
   /**
@@ -45,6 +47,10 @@ export function health(): Probe {
  */
 export async function readiness(sources: ReadinessSources): Promise<Probe> {
   const reasons: string[] = [];
+  if (sources.stopping?.())
+    reasons.push(
+      'the server is stopping: it answers the requests it has taken, and takes no new connections',
+    );
   let head: { number: bigint; timestamp: bigint } | null = null;
   try {
     head = await sources.head();

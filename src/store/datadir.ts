@@ -32,6 +32,37 @@ export function prepareDatadir(datadir: string): void {
   }
 }
 
+/**
+ * Makes sure `datadir` is an existing directory this process can read (and write to, with
+ * `writable`), making nothing: for commands that read what is there or change it (`ethtrace keys
+ * list`, `revoke`), for which a missing datadir is a mistake (a wrong path, the wrong user's default)
+ * rather than something to create.
+ */
+export function checkExistingDatadir(datadir: string, options: { writable: boolean }): void {
+  try {
+    const existing = statOrNull(datadir);
+    if (existing === null)
+      throw new StoreUnusableError(
+        `${datadir} does not exist: give the --datadir that \`ethtrace start\` or \`ethtrace keys create\` uses`,
+      );
+    if (!existing.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    if (!canAccess(datadir, constants.R_OK | constants.X_OK))
+      throw new StoreUnusableError(`${datadir} is not readable: give a --datadir this user can read`);
+    if (options.writable) accessSync(datadir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw storeError(error, datadir);
+  }
+}
+
+function canAccess(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function statOrNull(path: string) {
   try {
     return statSync(path);

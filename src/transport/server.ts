@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { LimitName, WebSocketLimits } from '../config/limits.ts';
@@ -146,8 +146,23 @@ export class RpcServer {
   private keyCheck: NodeJS.Timeout | null = null;
   /** Bodies being answered (HTTP requests and WebSocket messages), which a graceful stop waits for. */
   private inFlight = 0;
+  /** Told when a body is answered or a new connection sends its request or goes: a stop looks again. */
   private idle: (() => void) | null = null;
   private draining = false;
+  /** Resolved once a stop has closed the listener (`stopAccepting`, `close`). */
+  private listenerClosed: Promise<void> | null = null;
+  private allClosed: Promise<void> = Promise.resolve();
+  /** False once a stop has closed the listener. */
+  private accepting = true;
+  /** Connections taken so far: a stop takes those already queued before it closes the listener. */
+  private accepted = 0;
+  /**
+   * Connections that have not yet sent a request: a stop waits for it (their client has usually
+   * sent it already, and it is still in the socket's buffer), for at most FIRST_REQUEST_GRACE_MS.
+   */
+  private readonly fresh = new Set<Socket>();
+  /** HTTP answers not yet written: a stop makes them say `connection: close`. */
+  private readonly answering = new Set<ServerResponse>();
   /** Sockets whose request headers are in: a timeout there is the body's, else the headers'. */
   private readonly receivingBody = new WeakSet<Socket>();
 
@@ -161,19 +176,30 @@ export class RpcServer {
         connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headerTimeoutMs),
       },
       (req, res) => {
+        // Refused at the door (a 429 already written): nothing its client sends is served.
+        if (this.refusedSockets.has(req.socket)) return;
         this.receivingBody.add(req.socket);
+        // Under way until the answer has been handed to the socket (or the connection is gone): a
+        // stop that cut it earlier would lose the end of an answer already written.
         this.inFlight++;
-        this.onRequest(req, res)
-          .catch((e) => {
-            if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-            res.end(`internal error: ${(e as Error).message}\n`);
-          })
-          .finally(() => this.settled());
+        this.sentRequest(req.socket);
+        this.answering.add(res);
+        res.once('close', () => {
+          this.answering.delete(res);
+          this.settled();
+        });
+        this.onRequest(req, res).catch((e) => {
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end(`internal error: ${(e as Error).message}\n`);
+        });
       },
     );
     this.http.keepAliveTimeout = 65_000;
     this.http.on('connection', (socket: Socket) => {
+      this.accepted++;
       if (!this.admitConnection(socket)) return;
+      this.fresh.add(socket);
+      socket.once('close', () => this.sentRequest(socket));
       const observer = this.opts.observer;
       if (!observer) return;
       observer.connectionOpened('http');
@@ -209,28 +235,49 @@ export class RpcServer {
     return { address, httpUrl: `http://${host}:${address.port}`, wsUrl: `ws://${host}:${address.port}` };
   }
 
+  /** Whether a stop has begun: `/ready` then answers 503, so that a load balancer sends no more. */
+  get stopping(): boolean {
+    return this.draining;
+  }
+
   /**
-   * Stops: no new connections or WebSocket upgrades; the bodies being answered get until
-   * `deadlineMs` to finish (answers on kept-alive connections go out with `connection: close`);
-   * then each WebSocket gets a close frame (1001, going away) and what is left is cut. 0 cuts at once.
+   * The first part of a stop, at once: answers not yet written, and every answer from now on, say
+   * `connection: close`; WebSocket upgrades are refused; the connections already queued on the
+   * listener are taken (for at most `deadlineMs`), and then it is closed, so that only connections
+   * made after that are refused (a connection the kernel had accepted and the listener dropped
+   * would be reset, its request sent and lost). `close` goes on from there.
+   */
+  stopAccepting(options: { deadlineMs: number }): void {
+    if (this.listenerClosed !== null) return;
+    this.draining = true;
+    if (this.keyCheck !== null) clearInterval(this.keyCheck);
+    for (const res of this.answering) if (!res.headersSent) res.shouldKeepAlive = false;
+    // Emitted once the listener is closed and the last connection has ended.
+    this.allClosed = new Promise((resolve) => this.http.once('close', () => resolve()));
+    const closeListener = () => {
+      // Only the listener: http.Server's close also drops every connection without a request under
+      // way, and with them the requests that have arrived but are not read yet.
+      NetServer.prototype.close.call(this.http);
+      this.accepting = false;
+      this.idle?.();
+    };
+    this.listenerClosed =
+      options.deadlineMs > 0
+        ? this.takeQueued(performance.now() + options.deadlineMs).then(closeListener)
+        : Promise.resolve(closeListener());
+  }
+
+  /**
+   * Stops: no new connections or WebSocket upgrades (`stopAccepting`); the bodies being answered,
+   * and the requests of connections taken but not yet read, get until `deadlineMs` to finish
+   * (answers then go out with `connection: close`); then each WebSocket gets a close frame (1001,
+   * going away) and what is left is cut. 0 cuts at once.
    */
   async close(options: { deadlineMs?: number } = {}): Promise<void> {
     const deadline = options.deadlineMs ?? 0;
     const started = performance.now();
-    this.draining = true;
-    if (this.keyCheck !== null) clearInterval(this.keyCheck);
-    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
-    this.http.closeIdleConnections();
-    if (deadline > 0 && this.inFlight > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deadline);
-        this.idle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.idle = null;
-    }
+    this.stopAccepting({ deadlineMs: deadline });
+    if (deadline > 0) await this.settle(started + deadline);
     const sockets = [...this.wss.clients];
     for (const ws of sockets) ws.close(CLOSE_GOING_AWAY, CLOSE_REASON_STOPPING);
     // A client answers a close frame at once; one that does not is not waited for past the deadline.
@@ -243,8 +290,64 @@ export class RpcServer {
     }
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await this.listenerClosed;
     this.http.closeAllConnections();
-    await closed;
+    // The listener is closed already: this stops http.Server's timer over its connections.
+    this.http.close();
+    await this.allClosed;
+  }
+
+  /**
+   * Takes the connections queued on the listener before it is closed, until `until` (a
+   * performance.now() time) at the latest. The event loop takes one queued connection per turn, so
+   * two turns in a row without a new one mean the queue is empty.
+   */
+  private async takeQueued(until: number): Promise<void> {
+    let seen = this.accepted;
+    let quiet = 0;
+    while (quiet < 2 && performance.now() < until) {
+      await nextTurn();
+      if (this.accepted === seen) quiet++;
+      else {
+        seen = this.accepted;
+        quiet = 0;
+      }
+    }
+  }
+
+  /**
+   * Waits, until `deadline` (a performance.now() time), for the listener to be closed, the bodies
+   * under way to be answered, and the connections taken without a request yet to send one (for at
+   * most FIRST_REQUEST_GRACE_MS). Before it ends, two turns of the event loop let requests that have
+   * arrived be read: each then counts as under way.
+   */
+  private async settle(deadline: number): Promise<void> {
+    const graceEnds = performance.now() + FIRST_REQUEST_GRACE_MS;
+    const busy = () =>
+      this.accepting || this.inFlight > 0 || (this.fresh.size > 0 && performance.now() < graceEnds);
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) return;
+      if (!busy()) {
+        await nextTurn();
+        await nextTurn();
+        if (!busy()) return;
+      }
+      await new Promise<void>((resolve) => {
+        const untilGrace = graceEnds - performance.now();
+        const timer = setTimeout(resolve, untilGrace > 0 ? Math.min(left, untilGrace) : left);
+        this.idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.idle = null;
+    }
+  }
+
+  /** A connection has sent its first request, or has closed: a stop no longer waits for it. */
+  private sentRequest(socket: Socket): void {
+    if (this.fresh.delete(socket)) this.idle?.();
   }
 
   /** One body answered: a graceful stop waiting for the last one goes on. */
@@ -325,7 +428,6 @@ export class RpcServer {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.refusedSockets.has(req.socket)) return;
     // Before the JSON-RPC routes and their open CORS: the dashboard is for its operator's browser only.
     if (this.opts.routes?.(req, res)) return;
     // Browsers call Infura directly from dapps, so cross-origin requests are allowed as Infura does.
@@ -401,6 +503,7 @@ export class RpcServer {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.sentRequest(socket as Socket);
     if (this.draining) {
       refuse(socket, 503, 'server stopping\n');
       return;
@@ -530,6 +633,17 @@ const upgraded = new WeakSet<Duplex>();
  * answers at once, so this only bounds a stalled one.
  */
 const CLOSE_FRAME_WAIT_MS = 2_000;
+/**
+ * How long a stop waits for a connection it took to send its first request. A client sends its
+ * request as soon as it is connected, so it is usually in the socket's buffer already; a connection
+ * that has sent nothing after this (a browser's spare connection, a stalled client) is closed.
+ */
+const FIRST_REQUEST_GRACE_MS = 5_000;
+
+/** After the I/O of the event loop's next turn (setImmediate runs after its poll phase). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** Adds `ws` to the set kept under `name`, removed (with the set once empty) when the socket closes. */
 function track(index: Map<string, Set<WebSocket>>, name: string, ws: WebSocket): void {

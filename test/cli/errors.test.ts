@@ -151,6 +151,65 @@ describe('ethtrace start and import on a bad port or datadir', () => {
     }
   });
 
+  it('checks the datadir of every keys subcommand as start does, making nothing on failure', async () => {
+    const file = join(dir.path, 'keys-file');
+    writeFileSync(file, 'not a directory');
+    const missing = join(dir.path, 'keys-missing');
+    const subcommands = [
+      ['list'],
+      ['show', 'alice'],
+      ['usage'],
+      ['create', '--name', 'alice'],
+      ['update', 'alice', '--credits-per-day', '5'],
+      ['revoke', 'alice'],
+    ];
+    const onFile = await Promise.all(subcommands.map((args) => runCli(['keys', ...args, '--datadir', file])));
+    onFile.forEach((result, i) => {
+      assert.equal(result.code, 2, `keys ${subcommands[i]?.join(' ')}: ${result.stdout}${result.stderr}`);
+      assertOneLine(result, /^ethtrace keys: .*keys-file is not a directory: give --datadir a directory/);
+    });
+    assert.equal(readFileSync(file, 'utf8'), 'not a directory');
+    // Only create makes a datadir: the others read or change keys that a missing one cannot hold.
+    const readers = subcommands.filter(([name]) => name !== 'create');
+    const onMissing = await Promise.all(
+      readers.map((args) => runCli(['keys', ...args, '--datadir', missing])),
+    );
+    onMissing.forEach((result, i) => {
+      assert.equal(result.code, 2, `keys ${readers[i]?.join(' ')}: ${result.stdout}${result.stderr}`);
+      assertOneLine(result, /^ethtrace keys: .*keys-missing does not exist: give the --datadir that/);
+    });
+    assert.equal(existsSync(missing), false, 'a failed keys command created the datadir');
+  });
+
+  it('refuses keys update and revoke on a datadir that is not writable, and still lists its keys', async (t) => {
+    const made = join(dir.path, 'keys-made');
+    const created = await runCli(['keys', 'create', '--name', 'alice', '--datadir', made]);
+    assert.equal(created.code, 0, created.stderr);
+    const mount = join(dir.path, 'keys-read-only');
+    mkdirSync(mount, { recursive: true });
+    // The datadir with its key, then remounted read-only.
+    const unmount = mountTmpfs(mount, 'size=1m');
+    if (!unmount) return t.skip('cannot mount a tmpfs');
+    try {
+      cpSync(made, mount, { recursive: true });
+      execFileSync('mount', ['-o', 'remount,ro', mount]);
+      const [updated, revoked, listed] = await Promise.all([
+        runCli(['keys', 'update', 'alice', '--credits-per-day', '5', '--datadir', mount]),
+        runCli(['keys', 'revoke', 'alice', '--datadir', mount]),
+        runCli(['keys', 'list', '--datadir', mount]),
+      ]);
+      assertOneLine(
+        updated,
+        /^ethtrace keys: .*keys-read-only is not writable: give a --datadir this user can write to$/,
+      );
+      assertOneLine(revoked, /^ethtrace keys: .*keys-read-only is not writable/);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, /^alice\t/);
+    } finally {
+      unmount();
+    }
+  });
+
   it('stops an import on a full disk with one line, keeping the blocks stored before', async (t) => {
     const mount = join(dir.path, 'small-disk');
     const unmount = mountTmpfs(mount, 'size=256k');
@@ -353,10 +412,12 @@ describe('ethtrace start and import initialising one empty datadir at once', () 
       assert.ok(served, `start failed: ${output}`);
       assert.doesNotMatch(imported.stderr, /different genesis/);
       if (/serving dev chain/.test(output)) {
-        // start made a dev chain first: the import must say another process initialised the datadir.
+        // start made a dev chain first: the import is refused, naming it (src/datadirWriter.ts).
         assertOneLine(
           imported,
-          /^ethtrace import: (another process .* initialised this datadir first|datadir holds a dev chain made by ethtrace start)/,
+          new RegExp(
+            `^ethtrace import: .*race-${round} is already served by ethtrace start \\(pid ${server.pid}, (port \\d+|still starting)\\), which writes its dev chain`,
+          ),
         );
       } else {
         assert.match(output, /serving chain 3503995874084926 /);
