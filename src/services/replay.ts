@@ -180,6 +180,8 @@ export class ReplayService {
     const key = `${toHex(blockHash)}:${types.trace ? 't' : ''}${types.stateDiff ? 's' : ''}${types.vmTrace ? 'v' : ''}`;
     const value = await this.memo(key, async () => {
       const job: ReplayBlockJob = { blockHash, types };
+      // The deadline bounds execution: what is read ahead first is not counted against it.
+      await this.exec.prepare('replayBlock', job);
       const started = performance.now();
       const speculated = await this.speculate(job);
       if (speculated !== null) return { kind: 'replay', bytes: weighPieces(speculated), txs: speculated };

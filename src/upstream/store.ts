@@ -16,7 +16,7 @@ import type {
   TxLocation,
   UpstreamCache,
 } from '../store/types.ts';
-import type { RpcCall, UpstreamClient } from './client.ts';
+import type { RpcCall, UpstreamReader } from './client.ts';
 import { fetchUncleHeaders } from './uncles.ts';
 import { accountFromProof, blockFromRpc, receiptsFromRpc } from './verify.ts';
 
@@ -68,7 +68,7 @@ export class UpstreamStore implements ChainStore {
 
   constructor(
     readonly cache: ChainStore & UpstreamCache,
-    readonly client: UpstreamClient,
+    readonly client: UpstreamReader,
     spec: ChainSpec,
     readonly capabilities: Capabilities,
   ) {

@@ -67,6 +67,8 @@ export interface FaultProxy {
   readonly counters: Readonly<FaultProxyCounters>;
   /** performance.now() of each request's arrival. */
   readonly arrivals: readonly number[];
+  /** Each JSON-RPC call received (a batch's one by one), in order: what was asked of the node. */
+  readonly calls: ReadonlyArray<{ method: string; params: unknown }>;
   /** The next `times` requests meet `fault` (after faults injected before); Infinity: until clear(). */
   inject(fault: Fault, times?: number): void;
   /** No more faults. */
@@ -102,6 +104,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     wsUpgrades: 0,
   };
   const arrivals: number[] = [];
+  const calls: Array<{ method: string; params: unknown }> = [];
   let listening = false;
 
   const nextFault = (body: Buffer): Fault | undefined => {
@@ -129,6 +132,12 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
       const body = Buffer.concat(chunks);
       const ids = requestIds(body);
       counters.calls += ids?.length ?? 1;
+      const parsed = parse(body);
+      for (const call of (Array.isArray(parsed) ? parsed : [parsed]) as Array<{
+        method?: unknown;
+        params?: unknown;
+      } | null>)
+        calls.push({ method: String(call?.method), params: call?.params });
       const fault = nextFault(body);
       if (fault !== undefined && fault.kind !== 'delay') counters.faulted++;
       const extra = fault?.kind === 'delay' ? fault.ms : 0;
@@ -266,6 +275,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     delayMs: options.delayMs ?? 0,
     counters,
     arrivals,
+    calls,
     inject(fault, times = 1) {
       queue.push({ fault, times });
     },
@@ -282,6 +292,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
         wsUpgrades: 0,
       });
       arrivals.length = 0;
+      calls.length = 0;
     },
     dropConnections,
     stop,
