@@ -65,8 +65,21 @@ export async function openUpstreamSource(
   log: (line: string) => void,
   opts: { ask?: Ask } = {},
 ): Promise<UpstreamSource> {
+  // What the client logs while starting (a URL set aside) is held: a refused start says it in its
+  // one line, and a start that succeeds logs it then.
+  const held: string[] = [];
+  let holding = true;
+  const hold = (line: string): void => {
+    if (holding) held.push(line);
+    else log(line);
+  };
   try {
-    return await withUpstreamBudget(config.limits.budgetMs, () => open(datadir, config, log, opts.ask));
+    const source = await withUpstreamBudget(config.limits.budgetMs, () =>
+      open(datadir, config, hold, opts.ask),
+    );
+    holding = false;
+    for (const line of held.splice(0)) log(line);
+    return source;
   } catch (e) {
     // The upstream's own refusals and faults are the operator's to act on, as a wrong flag is.
     if (e instanceof DomainError) throw new UserError(`the upstream cannot be read: ${e.message}`);

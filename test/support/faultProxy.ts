@@ -39,6 +39,12 @@ export type Fault =
       when?: (request: unknown) => boolean;
     };
 
+export interface ReceivedCall {
+  request: number;
+  method: string;
+  params: unknown;
+}
+
 export interface FaultProxyCounters {
   /** HTTP requests received. */
   requests: number;
@@ -67,8 +73,11 @@ export interface FaultProxy {
   readonly counters: Readonly<FaultProxyCounters>;
   /** performance.now() of each request's arrival. */
   readonly arrivals: readonly number[];
-  /** Each JSON-RPC call received (a batch's one by one), in order: what was asked of the node. */
-  readonly calls: ReadonlyArray<{ method: string; params: unknown }>;
+  /**
+   * Each JSON-RPC call received (a batch's one by one), in order: what was asked of the node, and
+   * the request that carried it (its index in `arrivals`).
+   */
+  readonly calls: ReadonlyArray<ReceivedCall>;
   /** The next `times` requests meet `fault` (after faults injected before); Infinity: until clear(). */
   inject(fault: Fault, times?: number): void;
   /** No more faults. */
@@ -104,7 +113,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     wsUpgrades: 0,
   };
   const arrivals: number[] = [];
-  const calls: Array<{ method: string; params: unknown }> = [];
+  const calls: ReceivedCall[] = [];
   let listening = false;
 
   const nextFault = (body: Buffer): Fault | undefined => {
@@ -125,6 +134,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     counters.inFlight++;
     counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
     arrivals.push(performance.now());
+    const request = arrivals.length - 1;
     res.once('close', () => counters.inFlight--);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -137,7 +147,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
         method?: unknown;
         params?: unknown;
       } | null>)
-        calls.push({ method: String(call?.method), params: call?.params });
+        calls.push({ request, method: String(call?.method), params: call?.params });
       const fault = nextFault(body);
       if (fault !== undefined && fault.kind !== 'delay') counters.faulted++;
       const extra = fault?.kind === 'delay' ? fault.ms : 0;
