@@ -104,6 +104,16 @@ const FIRST_COOLDOWN_MS = 1_000;
 const MAX_COOLDOWN_MS = 30_000;
 /** A Retry-After longer than this is not waited for: the request gives up at once (LimitExceeded). */
 const MAX_RETRY_AFTER_MS = 30_000;
+
+/**
+ * How long one read may take with every attempt and the longest wait between them: the budget of a
+ * reader that serves no client's request and would rather wait out all its retries (the follower,
+ * which keeps the stored chain served meanwhile and tries again itself).
+ */
+export function allAttemptsMs(limits: Pick<UpstreamLimits, 'retries' | 'timeoutMs'>): number {
+  return (limits.retries + 1) * limits.timeoutMs + limits.retries * MAX_RETRY_AFTER_MS;
+}
+
 /** Rate limiting is logged at most this often per URL. */
 const RATE_LOG_INTERVAL_MS = 10_000;
 
