@@ -8,8 +8,11 @@
 //     state; and how many of the block trace's accounts and slots each names.
 //  2. trace_replayBlockTransactions(["trace"]) of the block, cold (the first request of a fresh
 //     `ethtrace start --upstream` process on a fresh datadir, default settings) and warm (again),
-//     through a proxy that adds BENCH_DELAY_MS to each request and counts them; anvil answering the
-//     same request beside it. Every answer is checked against the imported chain's.
+//     through a proxy that adds BENCH_DELAY_MS to each request and counts them; beside it, the same
+//     first request to a fresh process over the imported datadir (execution alone, cold: what the
+//     machine gives a replay), and anvil answering it. Every answer is checked against the imported
+//     chain's. "after the upstream" is the time from the last upstream request's arrival at the proxy
+//     to the answer: execution, once the reads are done.
 // (env: BENCH_COLD_RUNS, BENCH_DELAY_MS, BENCH_STRATEGY_RUNS)
 import { join } from 'node:path';
 import { tempDir } from '../test/support/cli.ts';
@@ -213,7 +216,9 @@ async function main(): Promise<void> {
       calls: number;
       error: string;
       shape: string;
+      after: number;
     }> = [];
+    const importedCold: Array<{ ms: number; ok: boolean }> = [];
     const warm: number[] = [];
     for (let run = 0; run < COLD_RUNS; run++) {
       const proxy = await startFaultProxy(anvil.url, { delayMs: DELAY_MS });
@@ -222,7 +227,9 @@ async function main(): Promise<void> {
       ]);
       try {
         proxy.resetCounters();
+        const sent = performance.now();
         const first = await send(server.url, body);
+        const lastRead = proxy.arrivals.at(-1) ?? sent;
         const ok = first.text === reference;
         const error = ok
           ? ''
@@ -234,6 +241,7 @@ async function main(): Promise<void> {
           calls: proxy.counters.calls,
           error,
           shape: shapes(proxy),
+          after: sent + first.ms - lastRead,
         });
         log(
           `cold run ${run + 1}: ${ms(first.ms)} ms, ${ok ? 'answered' : `failed: ${error}`}, ${proxy.counters.requests} round trips`,
@@ -245,6 +253,13 @@ async function main(): Promise<void> {
       } finally {
         await server.stop();
         await proxy.close();
+      }
+      const alone = await startEthtrace(datadir);
+      try {
+        const first = await send(alone.url, body);
+        importedCold.push({ ms: first.ms, ok: first.text === reference });
+      } finally {
+        await alone.stop();
       }
     }
     const answered = cold.filter((c) => c.ok);
@@ -260,7 +275,9 @@ async function main(): Promise<void> {
       `  2. ethtrace \`start --upstream <proxy> --upstream-poll-ms ${POLL_MS}\`, default settings, proxy delay ${DELAY_MS} ms; cold = first request on a fresh process and datadir:`,
       `  cold: answered ${answered.length}/${cold.length}; median ${ms(median(answered.map((c) => c.ms)))} ms answered ` +
         `(all runs: ${cold.map((c) => `${ms(c.ms)}${c.ok ? '' : '✗'}`).join(', ')} ms)`,
-      `  round trips per cold request: ${cold.map((c) => c.trips).join(', ')} (calls ${cold.map((c) => c.calls).join(', ')})`,
+      `  round trips per cold request: ${cold.map((c) => c.trips).join(', ')} (calls ${cold.map((c) => c.calls).join(', ')}); ` +
+        `after the upstream: ${cold.map((c) => ms(c.after)).join(', ')} ms`,
+      `  imported datadir, first request of a fresh process (default settings): ${importedCold.map((c) => `${ms(c.ms)}${c.ok ? '' : '✗'}`).join(', ')} ms`,
       `  warm: median ${ms(median(warm))} ms; anvil's own answer: median ${ms(median(anvilTimes))} ms`,
       ...[...new Set(cold.filter((c) => !c.ok).map((c) => c.error))].map((e) => `  failure: ${e}`),
       `  first cold run's round trips: ${cold[0]?.shape ?? ''}`,
