@@ -38,7 +38,9 @@ import {
   RpcServer,
   type SocketPolicy,
 } from './transport/server.ts';
-import type { UpstreamSource, UpstreamWorkerSource } from './upstream/open.ts';
+import { withUpstreamBudget } from './upstream/budget.ts';
+import type { UpstreamSource } from './upstream/open.ts';
+import { answerUpstreamAsk } from './upstream/remote.ts';
 
 export const CLIENT_VERSION = 'ethtrace/v0.1.0';
 
@@ -153,7 +155,14 @@ export async function buildApp(
     pool: limits.pool,
     maxResultBytes: limits.requests.maxResponseBytes,
     log,
-    ...(upstream ? { upstream: workerShare(upstream.worker, limits.pool.workers) } : {}),
+    ...(upstream
+      ? {
+          upstream: {
+            source: upstream.worker,
+            answer: (ask: unknown) => answerUpstreamAsk(upstream.store.client, ask),
+          },
+        }
+      : {}),
   });
   // Upstream mode: each job's state is read ahead in a few round trips before a worker runs it.
   const execution: ExecutionClient = upstream ? new PrefetchingClient(pool, upstream.prefetch) : pool;
@@ -312,17 +321,21 @@ export async function buildApp(
               keyName: keyNameOf(request.key),
             })
           : null;
-      const answer = await envelope.handle(
-        body,
-        connection,
-        combineGates(
-          metricsOn ? metrics.gate() : null,
-          line?.gate(),
-          dashboard?.gateFor(request.key),
-          deps.gateFor?.(request),
-        ),
-        { key: request.key, connection: request.connection },
-      );
+      const handle = () =>
+        envelope.handle(
+          body,
+          connection,
+          combineGates(
+            metricsOn ? metrics.gate() : null,
+            line?.gate(),
+            dashboard?.gateFor(request.key),
+            deps.gateFor?.(request),
+          ),
+          { key: request.key, connection: request.connection },
+        );
+      // Upstream mode: what the body's calls wait for the upstream, together, is bounded (a batch
+      // shares one budget, as its EVM work shares one deadline).
+      const answer = upstream ? await withUpstreamBudget(upstream.budgetMs, handle) : await handle();
       line?.done(answer.httpStatus);
       return answer;
     },
@@ -365,16 +378,4 @@ const NOT_FOUND: Page = { status: 404, contentType: 'text/plain; charset=utf-8',
 
 function json(probe: { status: number; body: unknown }): Page {
   return { status: probe.status, contentType: 'application/json', body: `${JSON.stringify(probe.body)}\n` };
-}
-
-/**
- * A worker's part of the upstream request rate: the workers and the main thread share the flag's
- * rate, so together they keep to it (0 stays unlimited).
- */
-function workerShare(source: UpstreamWorkerSource, workers: number): UpstreamWorkerSource {
-  const rps = source.limits.rps;
-  return {
-    ...source,
-    limits: { ...source.limits, rps: rps === 0 ? 0 : Math.max(1, Math.floor(rps / (workers + 1))) },
-  };
 }

@@ -30,6 +30,7 @@ import { toHex } from './primitives/hex.ts';
 import {
   announceListening,
   apiProcessStop,
+  askPrimary,
   gatherFromAll,
   type Primary,
   type ProcessRole,
@@ -52,6 +53,7 @@ import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
 import { DEFAULT_UPSTREAM_LIMITS, redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
+import { answerUpstreamAsk } from './upstream/remote.ts';
 
 /** Blocks behind the upstream's head after which a block is final, when it has no finalized tag (as anvil's tag lags). */
 const DEFAULT_FINALITY_DEPTH = 64;
@@ -125,6 +127,7 @@ interface StartOptions {
   genesis?: string;
   finalityDepth?: string;
   upstreamTimeoutMs?: string;
+  upstreamBudgetMs?: string;
   upstreamRetries?: string;
   upstreamMaxConcurrent?: string;
   upstreamRps?: string;
@@ -240,6 +243,7 @@ function startConfig(o: StartOptions) {
           limits: {
             ...u,
             timeoutMs: count('upstream-timeout-ms', o.upstreamTimeoutMs, u.timeoutMs),
+            budgetMs: count('upstream-budget-ms', o.upstreamBudgetMs, u.budgetMs),
             retries: nonNegative('upstream-retries', o.upstreamRetries, u.retries),
             maxConcurrent: count('upstream-max-concurrent', o.upstreamMaxConcurrent, u.maxConcurrent),
             rps: nonNegative('upstream-rps', o.upstreamRps, u.rps),
@@ -367,17 +371,11 @@ async function startCommand(o: StartOptions): Promise<void> {
           : role === 'alone'
             ? await claimDevChain(datadir, log)
             : null;
-  // Each API process, and in it the main thread and each worker, reads the upstream at its share of
-  // the request rate.
-  const upstreamRps =
-    upstream && share(share(upstream.limits.rps, plan.processes - 1), config.limits.pool.workers);
+  // One client reads the upstream for the whole host, at the whole request rate: this process's main
+  // thread (its workers ask it), or with --processes the primary's (the API processes ask it), so
+  // one read per call is in flight for all of them.
   const source =
-    upstream &&
-    (await openUpstreamSource(
-      datadir,
-      { ...upstream, limits: { ...upstream.limits, rps: upstreamRps ?? 0 } },
-      log,
-    ));
+    upstream && (await openUpstreamSource(datadir, upstream, log, role === 'api' ? { ask: askPrimary } : {}));
   // A followed chain is an imported one, which one process writes: the primary, or the only one.
   const followed = follow && role !== 'api' ? await openFollow(datadir, follow, log) : null;
   const dev = source || follow || role !== 'alone' ? null : await openDevChain(datadir, devFlags, log);
@@ -411,11 +409,19 @@ async function startCommand(o: StartOptions): Promise<void> {
     redis = plan.redis === null ? null : await connectRedis(plan.redis);
     let listening: { httpUrl: string; wsUrl: string; metricsUrl: string | null };
     if (role === 'primary') {
-      // The API processes open the upstream cache and the store themselves.
-      if (source) source.head.stop();
-      if (!followed) await store.close();
+      // The API processes open the upstream cache and the store themselves; the upstream client
+      // stays open here, to read the upstream for them.
+      if (source) {
+        source.head.stop();
+        await source.store.cache.close();
+      } else if (!followed) await store.close();
       // Limits shared by the API processes are kept here, unless they share Redis.
-      primary = startPrimary(plan.processes, redis === null && keys !== null, log);
+      primary = startPrimary(
+        plan.processes,
+        redis === null && keys !== null,
+        log,
+        source ? (ask) => answerUpstreamAsk(source.store.client, ask) : undefined,
+      );
       await redis?.quit();
       redis = null;
       listening = await primary.listening;
@@ -549,6 +555,7 @@ async function startCommand(o: StartOptions): Promise<void> {
   await access?.close();
   await redis?.quit().catch(() => {});
   if (role !== 'primary' || followed) await store.close();
+  else if (source) await source.store.client.close();
   writer?.release();
   if (failed) throw new StartFailure(1, 'the API processes keep exiting');
 }
@@ -874,6 +881,10 @@ function program(): Command {
         'with --upstream: how long one request to it may take (default 10000)',
       )
       .option(
+        '--upstream-budget-ms <ms>',
+        'with --upstream: how long one client request (and the start) may wait for it in all, retries included (default 15000)',
+      )
+      .option(
         '--upstream-retries <n>',
         'with --upstream: retries of a failed request, with backoff (default 3)',
       )
@@ -942,8 +953,3 @@ const code = await main(process.argv.slice(2));
 // An API process of `--processes` has its IPC channel to the primary open: it leaves when done.
 if (code === 0 && !cluster.isWorker) process.exitCode = 0;
 else process.exit(code);
-
-/** One thread's part of a request rate shared by the main thread and `workers` workers (0: unlimited). */
-function share(rps: number, workers: number): number {
-  return rps === 0 ? 0 : Math.max(1, Math.floor(rps / (workers + 1)));
-}

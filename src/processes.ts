@@ -1,4 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
+import {
+  DomainError,
+  reviveDomainError,
+  type SerializedDomainError,
+  serializeDomainError,
+} from './core/errors.ts';
 import { answerExchange } from './transport/access/ipcCounters.ts';
 import { MemoryCounters } from './transport/access/ledger.ts';
 
@@ -10,6 +16,7 @@ import { MemoryCounters } from './transport/access/ledger.ts';
  *
  * The primary checks the datadir, makes the first key, prints the serving lines, follows the chain
  * into the store with `--follow`, keeps the limits the API processes share (unless they share Redis),
+ * reads the upstream for them all in upstream mode (ASK: one read per call in flight for the host),
  * starts a new API process when one dies, and stops them all on SIGTERM/SIGINT.
  */
 
@@ -24,6 +31,10 @@ const COLLECT = 'ethtrace:collect';
 const COLLECTED = 'ethtrace:collected';
 /** The primary answers a GATHER with every part. */
 const GATHERED = 'ethtrace:gathered';
+/** An API process asks the primary to do something for it (upstream mode: read the upstream). */
+const ASK = 'ethtrace:ask';
+/** The primary's answer to an ASK: its value, or the domain error it met. */
+const ANSWER = 'ethtrace:answer';
 /** An API process that does not give its part within this is left out (it may be starting or stuck). */
 const GATHER_TIMEOUT_MS = 2_000;
 /** An API process that dies this soon after it started is not started again (it would die again). */
@@ -48,8 +59,16 @@ interface Urls {
   metricsUrl: string | null;
 }
 
-/** Forks the API processes (this program again, with the same arguments, as cluster workers). */
-export function startPrimary(count: number, keepCounters: boolean, log: (line: string) => void): Primary {
+/**
+ * Forks the API processes (this program again, with the same arguments, as cluster workers);
+ * `answerAsk` answers their asks (askPrimary).
+ */
+export function startPrimary(
+  count: number,
+  keepCounters: boolean,
+  log: (line: string) => void,
+  answerAsk?: (payload: unknown) => Promise<unknown>,
+): Primary {
   const counters = keepCounters ? new MemoryCounters() : null;
   const started = new Map<Worker, number>();
   let stopping = false;
@@ -106,6 +125,17 @@ export function startPrimary(count: number, keepCounters: boolean, log: (line: s
       } | null;
       if (m?.kind === GATHER && typeof m.id === 'number' && typeof m.what === 'string') {
         gather(worker, m.what, m.arg, m.id);
+        return;
+      }
+      if (m?.kind === ASK && typeof m.id === 'number') {
+        const id = m.id;
+        const send = (reply: object): void => {
+          if (worker.isConnected()) worker.send({ kind: ANSWER, id, ...reply });
+        };
+        (answerAsk ?? (() => Promise.reject(new Error('the primary answers no asks'))))(m.arg).then(
+          (value) => send({ ok: true, value }),
+          (e: unknown) => send({ ok: false, error: serializeAsked(e) }),
+        );
         return;
       }
       if (m?.kind === COLLECTED && typeof m.id === 'number') {
@@ -242,6 +272,57 @@ export function gatherFromAll(what: string, arg: unknown = null): Promise<unknow
     asked.set(id, resolve);
     process.send?.({ kind: GATHER, id, what, arg });
   });
+}
+
+let nextAskId = 0;
+const asks = new Map<number, { resolve: (value: unknown) => void; reject: (reason: unknown) => void }>();
+let answering = false;
+
+/**
+ * Asks the primary (startPrimary's `answerAsk`) from an API process: its answer, or the domain error
+ * it met as its own class again. Pending asks fail when the primary goes away.
+ */
+export function askPrimary(payload: unknown): Promise<unknown> {
+  if (!cluster.isWorker || !process.send) throw new Error('askPrimary: not an API process of --processes');
+  if (!answering) {
+    answering = true;
+    process.on('message', (message: unknown) => {
+      const m = message as {
+        kind?: unknown;
+        id?: unknown;
+        ok?: unknown;
+        value?: unknown;
+        error?: unknown;
+      } | null;
+      if (m?.kind !== ANSWER || typeof m.id !== 'number') return;
+      const waiter = asks.get(m.id);
+      if (waiter === undefined) return;
+      asks.delete(m.id);
+      if (m.ok === true) waiter.resolve(m.value);
+      else waiter.reject(revivedAsked(m.error));
+    });
+    process.once('disconnect', () => {
+      for (const waiter of asks.values()) waiter.reject(new Error('the primary process is gone'));
+      asks.clear();
+    });
+  }
+  const id = ++nextAskId;
+  return new Promise((resolve, reject) => {
+    asks.set(id, { resolve, reject });
+    process.send?.({ kind: ASK, id, arg: payload });
+  });
+}
+
+/** An error as it crosses to the asking process: a domain error whole, anything else as its message. */
+function serializeAsked(e: unknown): { domain: SerializedDomainError } | { message: string } {
+  if (e instanceof DomainError) return { domain: serializeDomainError(e) };
+  return { message: e instanceof Error ? e.message : String(e) };
+}
+
+function revivedAsked(error: unknown): Error {
+  const e = error as { domain?: SerializedDomainError; message?: unknown } | null;
+  if (e?.domain !== undefined) return reviveDomainError(e.domain);
+  return new Error(typeof e?.message === 'string' ? e.message : 'the primary failed to answer');
 }
 
 function isListening(message: unknown): message is Urls {

@@ -15,6 +15,11 @@ export type { RunOptions } from './pool/pool.ts';
  */
 export interface ExecutionClient {
   run<K extends JobKind>(kind: K, payload: JobPayload<K>, options?: RunOptions): Promise<JobResult<K>>;
+  /**
+   * Gets ready what the job will need from far away (upstream mode: its state, read ahead), so a
+   * caller that measures the time its jobs take measures execution; run() does it too, once.
+   */
+  prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void>;
   /** Jobs that may run at once. */
   readonly size: number;
   /** The default deadline of a job, queue wait included. */
@@ -45,15 +50,18 @@ export class PoolExecutionClient implements ExecutionClient {
     pool: PoolLimits;
     /** Bytes one answer may take (tracers stop as soon as they pass it). */
     maxResultBytes: number;
-    /** Upstream mode: where the workers read the chain (see ExecutionWorkerData). */
-    upstream?: UpstreamWorkerSource;
+    /**
+     * Upstream mode: where the workers read the chain (see ExecutionWorkerData), and how their
+     * reads of the upstream are answered on this thread (src/upstream/remote.ts).
+     */
+    upstream?: { source: UpstreamWorkerSource; answer: (ask: unknown) => Promise<unknown> };
     log?: (line: string) => void;
     resourceLimits?: ResourceLimits;
   }) {
     const workerData: ExecutionWorkerData = {
       datadir: opts.datadir,
       limits: opts.calls,
-      ...(opts.upstream ? { upstream: opts.upstream } : {}),
+      ...(opts.upstream ? { upstream: opts.upstream.source } : {}),
     };
     this.pool = new WorkerPool({
       workerModule: WORKER_MODULE,
@@ -64,12 +72,15 @@ export class PoolExecutionClient implements ExecutionClient {
       maxResultBytes: opts.maxResultBytes,
       resourceLimits: opts.resourceLimits ?? { maxYoungGenerationSizeMb: EXECUTION_YOUNG_GENERATION_MB },
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.upstream ? { answer: opts.upstream.answer } : {}),
     });
   }
 
   run<K extends JobKind>(kind: K, payload: JobPayload<K>, options: RunOptions = {}): Promise<JobResult<K>> {
     return this.pool.run<JobResult<K>>(kind, payload, options);
   }
+
+  async prepare(): Promise<void> {}
 
   get size(): number {
     return this.pool.size;
@@ -136,6 +147,8 @@ export class InProcessExecutionClient implements ExecutionClient {
       clearTimeout(timer);
     }
   }
+
+  async prepare(): Promise<void> {}
 
   spareWorkers(): number {
     return 0;

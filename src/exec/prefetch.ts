@@ -26,10 +26,14 @@ const REMEMBERED = 4096;
 /**
  * An execution client that reads ahead each job's state before running it: the calls of call jobs,
  * the parent state of replay jobs. Which state a kind of job needs is known here, from its payload,
- * so the services that make the jobs need not know where state comes from.
+ * so the services that make the jobs need not know where state comes from. A read-ahead under way
+ * is shared by the jobs that need it (the speculative parts of one replay, the replays of one block
+ * for several methods), and the job's deadline starts after it: it bounds execution, and the
+ * upstream's wait has its own bound (src/upstream/budget.ts).
  */
 export class PrefetchingClient implements ExecutionClient {
   private readonly done = new LruCache<string, true>(REMEMBERED);
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(
     private readonly inner: ExecutionClient,
@@ -39,6 +43,29 @@ export class PrefetchingClient implements ExecutionClient {
   async run<K extends JobKind>(kind: K, payload: JobPayload<K>, options?: RunOptions): Promise<JobResult<K>> {
     await this.readAhead(kind, payload);
     return this.inner.run(kind, payload, options);
+  }
+
+  prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
+    return this.readAhead(kind, payload);
+  }
+
+  /** `work` once for `key` while it runs, then remembered as done (a failure is not remembered). */
+  private once(key: string, work: () => Promise<void>): Promise<void> {
+    if (this.done.get(key)) return Promise.resolve();
+    const under = this.running.get(key);
+    if (under !== undefined) return under;
+    const started = work().then(
+      () => {
+        this.running.delete(key);
+        this.done.set(key, true);
+      },
+      (e: unknown) => {
+        this.running.delete(key);
+        throw e;
+      },
+    );
+    this.running.set(key, started);
+    return started;
   }
 
   private async readAhead<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
@@ -67,11 +94,8 @@ export class PrefetchingClient implements ExecutionClient {
       case 'replayBlockPart':
       case 'flatTraces':
       case 'debugTraceBlock': {
-        const key = `block:${bytesKey((job as { blockHash: Uint8Array }).blockHash)}`;
-        if (this.done.get(key)) return;
-        await this.prefetcher.block((job as { blockHash: Uint8Array }).blockHash);
-        this.done.set(key, true);
-        return;
+        const { blockHash } = job as { blockHash: Uint8Array };
+        return this.once(`block:${bytesKey(blockHash)}`, () => this.prefetcher.block(blockHash));
       }
     }
   }
@@ -82,13 +106,44 @@ export class PrefetchingClient implements ExecutionClient {
     overrides: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
   ): Promise<void> {
     const prefix = `${bytesKey(blockHash)}:${keyOf(overrides)}`;
-    const fresh = calls.filter((call) => !this.done.get(`${prefix}:${keyOf(call)}`));
-    if (fresh.length === 0) return;
-    await this.prefetcher.calls(blockHash, fresh, {
-      ...(overrides.stateOverrides ? { stateOverrides: overrides.stateOverrides } : {}),
-      ...(overrides.blockOverrides ? { blockOverrides: overrides.blockOverrides } : {}),
+    const keys = calls.map((call) => `${prefix}:${keyOf(call)}`);
+    // Calls another job is reading ahead now are waited for, not asked for again.
+    const waits: Array<Promise<void>> = [];
+    const fresh: CallRequest[] = [];
+    const freshKeys = new Set<string>();
+    calls.forEach((call, i) => {
+      const key = keys[i] as string;
+      if (this.done.get(key)) return;
+      const under = this.running.get(key);
+      if (under !== undefined) waits.push(under);
+      else if (!freshKeys.has(key)) {
+        fresh.push(call);
+        freshKeys.add(key);
+      }
     });
-    for (const call of fresh) this.done.set(`${prefix}:${keyOf(call)}`, true);
+    if (fresh.length > 0) {
+      const reading = this.prefetcher.calls(blockHash, fresh, {
+        ...(overrides.stateOverrides ? { stateOverrides: overrides.stateOverrides } : {}),
+        ...(overrides.blockOverrides ? { blockOverrides: overrides.blockOverrides } : {}),
+      });
+      const settled = reading.then(
+        () => {
+          for (const key of freshKeys) {
+            this.running.delete(key);
+            this.done.set(key, true);
+          }
+        },
+        (e: unknown) => {
+          for (const key of freshKeys) this.running.delete(key);
+          throw e;
+        },
+      );
+      // Each waiter hears the failure; nobody waiting is no unhandled rejection.
+      settled.catch(() => {});
+      for (const key of freshKeys) this.running.set(key, settled);
+      waits.push(settled);
+    }
+    await Promise.all(waits);
   }
 
   get size(): number {

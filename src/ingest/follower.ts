@@ -10,7 +10,7 @@ import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { checkStore } from '../store/lmdb/check.ts';
 import { openLmdbStore } from '../store/lmdb/index.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
-import { UpstreamClient, type UpstreamLimits } from '../upstream/client.ts';
+import { allAttemptsMs, UpstreamClient, type UpstreamLimits } from '../upstream/client.ts';
 import { NewHeadsDoorbell } from '../upstream/newHeads.ts';
 import { UPSTREAM_CHAIN_META } from '../upstream/open.ts';
 import { fetchUncleHeaders } from '../upstream/uncles.ts';
@@ -89,7 +89,12 @@ export async function openFollow(
     // The dev chain's record, written by `ethtrace start` when it makes one (src/main.ts).
     if ((await store.getMeta('dev')) !== null)
       throw new UserError(`${datadir} holds a dev chain: give --follow another --datadir`);
-    client = new UpstreamClient(config.urls, config.limits, log);
+    // Following is no client's request: a read waits out all its attempts, not a request's budget.
+    client = new UpstreamClient(
+      config.urls,
+      { ...config.limits, budgetMs: allAttemptsMs(config.limits) },
+      log,
+    );
     const follower = await Follower.open(store, client, config, log);
     await follower.contact(datadir);
     return { store, follower };

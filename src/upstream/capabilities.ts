@@ -1,5 +1,5 @@
 import { UpstreamError } from '../core/errors.ts';
-import type { UpstreamClient } from './client.ts';
+import type { UpstreamReader } from './client.ts';
 import type { Capabilities } from './store.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { Capabilities } from './store.ts';
  * JSON-RPC error: not found, not enabled) is a method it lacks, and ethtrace takes the slower path
  * for it. A transport fault is not an answer: it fails the start.
  */
-export async function discoverCapabilities(client: UpstreamClient): Promise<Capabilities> {
+export async function discoverCapabilities(client: UpstreamReader): Promise<Capabilities> {
   const zero = `0x${'0'.repeat(40)}`;
   const [prestate, receipts, finalized] = await client.batch([
     { method: 'debug_traceCall', params: [{ to: zero }, 'latest', { tracer: 'prestateTracer' }] },

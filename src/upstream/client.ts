@@ -1,4 +1,5 @@
 import { LimitExceeded, Unavailable, UpstreamError, UserError } from '../core/errors.ts';
+import { type Budget, currentBudget } from './budget.ts';
 import {
   RATE_LIMITED_CODE,
   type RpcCall,
@@ -25,9 +26,25 @@ export type { RpcCall, RpcOutcome } from './protocol.ts';
  * Faults are the client's to absorb: a URL that fails (no connection, no answer in time, a 5xx, an
  * answer that is not the one asked for) is put aside for a cooldown and the next URL is tried; rate
  * limiting (HTTP 429, JSON-RPC -32005) is waited out. What remains reaches the caller as a domain
- * error: Unavailable (every attempt failed), LimitExceeded (still rate limited after the retries)
- * or UpstreamError (the node answered the call with its own JSON-RPC error).
+ * error: Unavailable (every attempt failed, or the request's budget for upstream reads ran out),
+ * LimitExceeded (still rate limited after the retries) or UpstreamError (the node answered the call
+ * with its own JSON-RPC error).
+ *
+ * One read per call in flight: a call (method and params) asked for while the same call is on its
+ * way is not sent again; the caller shares its answer. In upstream mode this client is the only one
+ * that reads (the workers and the API processes of `--processes` ask its owner: src/upstream/remote.ts),
+ * so concurrent requests, speculative parts of one replay and processes all share one read.
  */
+
+/** What reads the upstream: this client, or one that asks the thread or process owning it. */
+export interface UpstreamReader {
+  /** One call: its result, or UpstreamError carrying the node's JSON-RPC error. */
+  request<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  /** The outcome of each call, in call order; a fault of the whole throws. */
+  batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]>;
+  stats(): UpstreamStats;
+  close(): Promise<void>;
+}
 
 export interface UpstreamLimits {
   /** Per attempt: from the request leaving (its connection included) to its whole answer. */
@@ -42,6 +59,11 @@ export interface UpstreamLimits {
   rps: number;
   /** JSON-RPC calls per batch request; longer lists are split. */
   maxBatch: number;
+  /**
+   * What one client request may spend waiting for the upstream, all its reads, attempts and
+   * backoffs together (src/upstream/budget.ts); a read outside any request gets as much.
+   */
+  budgetMs: number;
 }
 
 export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = {
@@ -51,6 +73,11 @@ export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = {
   maxConcurrent: 32,
   rps: 100,
   maxBatch: 100,
+  // Half the 30 s after which RPC clients and the proxies before them commonly give up, so a client
+  // hears -32002 with the reason rather than a timeout of its own, with room left for the execution
+  // deadline (5 s) after the reads. It holds one whole attempt (10 s) and a retry on what is left:
+  // a hanging URL costs one attempt, and a second URL, or a transient fault, still gets its chance.
+  budgetMs: 15_000,
 };
 
 export interface UpstreamStats {
@@ -58,6 +85,8 @@ export interface UpstreamStats {
   roundTrips: number;
   /** JSON-RPC calls asked for by callers (a request is one, a batch its length). */
   calls: number;
+  /** Calls answered by the same call already in flight (not sent again). */
+  shared: number;
   /** Attempts made again after a fault or rate limiting. */
   retries: number;
   /** Attempts that met a fault: no connection, no answer in time, a 5xx, a malformed answer. */
@@ -75,11 +104,23 @@ const FIRST_COOLDOWN_MS = 1_000;
 const MAX_COOLDOWN_MS = 30_000;
 /** A Retry-After longer than this is not waited for: the request gives up at once (LimitExceeded). */
 const MAX_RETRY_AFTER_MS = 30_000;
+
+/**
+ * How long one read may take with every attempt and the longest wait between them: the budget of a
+ * reader that serves no client's request and would rather wait out all its retries (the follower,
+ * which keeps the stored chain served meanwhile and tries again itself).
+ */
+export function allAttemptsMs(limits: Pick<UpstreamLimits, 'retries' | 'timeoutMs'>): number {
+  return (limits.retries + 1) * limits.timeoutMs + limits.retries * MAX_RETRY_AFTER_MS;
+}
+
 /** Rate limiting is logged at most this often per URL. */
 const RATE_LOG_INTERVAL_MS = 10_000;
 
 /** The reason an attempt's signal aborts with when its time is up. */
 const TIMED_OUT = Symbol('timed out');
+/** The reason a wait for a slot or a token ends with when the budget runs out. */
+const OUT_OF_BUDGET = Symbol('out of budget');
 
 class Endpoint {
   ok = 0;
@@ -100,13 +141,28 @@ type RateLimit = { reason: string; retryAfterSeconds: number | undefined };
 
 type AttemptResult =
   | { kind: 'answers'; outcomes: RpcOutcome[] }
+  /** The budget ran out before a slot or a token let the request go. */
+  | { kind: 'out of budget' }
   | { kind: 'fault'; reason: string }
   | ({ kind: 'rate limited' } & RateLimit)
   /** One error answered for a whole batch: the node refuses it as such (geth's "batch too large"). */
   | { kind: 'rejected'; error: RpcErrorObject };
 
-export class UpstreamClient {
+/** One call on its way: who started it, until when, and its answer to share. */
+interface Flight {
+  readonly key: string;
+  /** The budget of the request that started it: the read stops there. */
+  readonly until: number;
+  readonly answer: Promise<RpcOutcome>;
+  settle(outcome: RpcOutcome | Error): void;
+  /** The URLs tried so far, for a joiner whose own budget ends first. */
+  readonly tried: Set<string>;
+}
+
+export class UpstreamClient implements UpstreamReader {
   private readonly endpoints: Endpoint[];
+  /** Each call on its way, by method and params. */
+  private readonly flights = new Map<string, Flight>();
   private readonly limits: UpstreamLimits;
   private readonly slots: Semaphore;
   private readonly bucket: TokenBucket | undefined;
@@ -117,7 +173,14 @@ export class UpstreamClient {
   private closedWith: Unavailable | undefined;
   private closed: Promise<void> | undefined;
   private nextId = 1;
-  private readonly counters = { roundTrips: 0, calls: 0, retries: 0, failures: 0, rateLimited: 0 };
+  private readonly counters = {
+    roundTrips: 0,
+    calls: 0,
+    shared: 0,
+    retries: 0,
+    failures: 0,
+    rateLimited: 0,
+  };
 
   constructor(
     urls: readonly string[],
@@ -144,25 +207,101 @@ export class UpstreamClient {
 
   /** One call: its result, or UpstreamError carrying the node's JSON-RPC error. */
   async request<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
-    this.counters.calls++;
-    const [outcome] = await this.exchange([{ method, params }]);
+    const [outcome] = await this.batch([{ method, params }]);
     if (outcome === undefined) throw new Unavailable('upstream answered nothing');
     if (!outcome.ok) throw new UpstreamError(outcome.error);
     return outcome.result as T;
   }
 
   /**
-   * The outcome of each call, in call order: one round trip per `maxBatch` calls (the chunks sent
-   * concurrently). A call's own JSON-RPC error is its outcome; a fault of the whole throws.
+   * The outcome of each call, in call order: one round trip per `maxBatch` calls not already in
+   * flight (the chunks sent concurrently); a call in flight is joined, not sent again. A call's own
+   * JSON-RPC error is its outcome; a fault of the whole throws. Attempts, backoffs and waits for a
+   * slot all end when the request's budget for upstream reads does.
    */
   async batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    if (calls.length === 0) return [];
+    if (this.closedWith !== undefined) throw this.closedWith;
     this.counters.calls += calls.length;
-    const chunks: RpcCall[][] = [];
-    for (let i = 0; i < calls.length; i += this.limits.maxBatch) {
-      chunks.push(calls.slice(i, i + this.limits.maxBatch));
+    const budget: Budget = currentBudget() ?? {
+      until: performance.now() + this.limits.budgetMs,
+      ms: this.limits.budgetMs,
+    };
+    const answers: Array<Promise<RpcOutcome>> = [];
+    const fresh: Array<{ call: RpcCall; flight: Flight }> = [];
+    for (const call of calls) {
+      const key = flightKey(call);
+      const running = this.flights.get(key);
+      if (running !== undefined) {
+        this.counters.shared++;
+        answers.push(this.join(running, budget));
+        continue;
+      }
+      const flight = newFlight(key, budget.until);
+      this.flights.set(key, flight);
+      fresh.push({ call, flight });
+      answers.push(flight.answer);
     }
-    const answers = await Promise.all(chunks.map((chunk) => this.exchange(chunk)));
-    return answers.flat();
+    for (let i = 0; i < fresh.length; i += this.limits.maxBatch) {
+      const chunk = fresh.slice(i, i + this.limits.maxBatch);
+      const land = (j: number, outcome: RpcOutcome | Error): void => {
+        const { flight } = chunk[j] as { flight: Flight };
+        if (this.flights.get(flight.key) === flight) this.flights.delete(flight.key);
+        flight.settle(outcome);
+      };
+      this.exchange(
+        chunk.map(({ call }) => call),
+        budget,
+        (label) => {
+          for (const { flight } of chunk) flight.tried.add(label);
+        },
+      ).then(
+        (outcomes) => {
+          for (let j = 0; j < chunk.length; j++)
+            land(j, outcomes[j] ?? new Unavailable('upstream answered nothing'));
+        },
+        (e: unknown) => {
+          const error = e instanceof Error ? e : new Error(String(e));
+          for (let j = 0; j < chunk.length; j++) land(j, error);
+        },
+      );
+    }
+    return Promise.all(answers);
+  }
+
+  /**
+   * The answer of a call another request started, waited for at most until this request's own
+   * budget runs out (the read itself goes on for the one that started it).
+   */
+  private join(flight: Flight, budget: Budget): Promise<RpcOutcome> {
+    if (flight.until <= budget.until) return flight.answer;
+    return new Promise<RpcOutcome>((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          const urls = flight.tried.size === 0 ? this.labels() : [...flight.tried];
+          reject(
+            new Unavailable(
+              `upstream ${urls.join(', ')} did not answer a read another request started within ${budgetClause(budget)}`,
+            ),
+          );
+        },
+        Math.max(0, budget.until - performance.now()),
+      );
+      flight.answer.then(
+        (outcome) => {
+          clearTimeout(timer);
+          resolve(outcome);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  private labels(): string[] {
+    return this.endpoints.map((e) => e.label);
   }
 
   stats(): UpstreamStats {
@@ -186,8 +325,15 @@ export class UpstreamClient {
     return this.closed;
   }
 
-  /** The calls sent as one request, attempted until answered or out of retries. */
-  private async exchange(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+  /**
+   * The calls sent as one request, attempted until answered, out of retries or out of `budget`;
+   * `onTry` hears the label of each URL tried.
+   */
+  private async exchange(
+    calls: readonly RpcCall[],
+    budget: Budget,
+    onTry: (label: string) => void,
+  ): Promise<RpcOutcome[]> {
     if (this.closedWith !== undefined) throw this.closedWith;
     const outcomes: Array<RpcOutcome | undefined> = new Array(calls.length);
     /** Indexes of the calls still to be answered: all, then those a rate limiter turned away. */
@@ -195,14 +341,23 @@ export class UpstreamClient {
     /** The last fault of each URL that failed, to name them all if the request gives up. */
     const faults = new Map<Endpoint, string>();
     for (let attempt = 1; ; attempt++) {
-      const { endpoint, result } = await this.attempt(pending.map((i) => calls[i] as RpcCall));
+      if (performance.now() >= budget.until) throw this.budgetSpent(faults, attempt - 1, budget);
+      const { endpoint, result } = await this.attempt(
+        pending.map((i) => calls[i] as RpcCall),
+        budget.until,
+        onTry,
+      );
       let waitMs: number;
+      if (result.kind === 'out of budget') throw this.budgetSpent(faults, attempt - 1, budget);
       if (result.kind === 'fault') {
         faults.delete(endpoint);
         faults.set(endpoint, result.reason);
+        if (performance.now() >= budget.until) throw this.budgetSpent(faults, attempt, budget);
         if (attempt > this.limits.retries) throw unavailableError(faults, attempt);
         // Another URL may take the retry at once; with none, the backoff spares a struggling node.
         waitMs = this.someUrlUsable() ? 0 : this.backoff(attempt);
+        // A backoff that outlasts the budget would only end in the same error later.
+        if (performance.now() + waitMs >= budget.until) throw this.budgetSpent(faults, attempt, budget);
       } else {
         if (result.kind === 'rejected') throw new UpstreamError(result.error);
         let limited: RateLimit;
@@ -220,6 +375,7 @@ export class UpstreamClient {
           throw rateLimitedError(endpoint, limited, attempt);
         }
         waitMs = Math.max(this.backoff(attempt), askedMs);
+        if (performance.now() + waitMs >= budget.until) throw rateLimitedError(endpoint, limited, attempt);
       }
       this.counters.retries++;
       await this.sleeper.sleep(waitMs);
@@ -228,26 +384,49 @@ export class UpstreamClient {
 
   /**
    * One request, within the limits, to the URL to use once they let it go: its answer read, or
-   * what went wrong.
+   * what went wrong. Waiting for a slot or a token, and the attempt itself, end at `until`.
    */
-  private async attempt(calls: readonly RpcCall[]): Promise<{ endpoint: Endpoint; result: AttemptResult }> {
-    await this.slots.acquire();
+  private async attempt(
+    calls: readonly RpcCall[],
+    until: number,
+    onTry: (label: string) => void,
+  ): Promise<{ endpoint: Endpoint; result: AttemptResult }> {
+    const waiting = new AbortController();
+    const timer = setTimeout(() => waiting.abort(OUT_OF_BUDGET), Math.max(0, until - performance.now()));
     try {
-      await this.bucket?.take();
+      await this.slots.acquire(waiting.signal);
+    } catch (e) {
+      clearTimeout(timer);
+      if (e === OUT_OF_BUDGET) return { endpoint: this.pick(), result: { kind: 'out of budget' } };
+      throw e;
+    }
+    try {
+      await this.bucket?.take(waiting.signal);
+      clearTimeout(timer);
       const endpoint = this.pick();
-      return { endpoint, result: await this.attemptOn(endpoint, calls) };
+      onTry(endpoint.label);
+      const timeoutMs = Math.min(this.limits.timeoutMs, Math.max(1, Math.round(until - performance.now())));
+      return { endpoint, result: await this.attemptOn(endpoint, calls, timeoutMs) };
+    } catch (e) {
+      if (e === OUT_OF_BUDGET) return { endpoint: this.pick(), result: { kind: 'out of budget' } };
+      throw e;
     } finally {
+      clearTimeout(timer);
       this.slots.release();
     }
   }
 
-  private async attemptOn(endpoint: Endpoint, calls: readonly RpcCall[]): Promise<AttemptResult> {
+  private async attemptOn(
+    endpoint: Endpoint,
+    calls: readonly RpcCall[],
+    timeoutMs: number,
+  ): Promise<AttemptResult> {
     if (this.closedWith !== undefined) throw this.closedWith;
     const ids = calls.map(() => this.nextId++);
     const body = requestBody(calls, ids);
     const controller = new AbortController();
     this.inFlight.add(controller);
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.limits.timeoutMs);
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
     let reply: Reply;
     try {
       reply = await endpoint.transport.send({ body, ids }, controller.signal, () => {
@@ -255,7 +434,7 @@ export class UpstreamClient {
       });
     } catch (e) {
       if (this.closedWith !== undefined) throw this.closedWith;
-      if (e === TIMED_OUT) return this.fault(endpoint, `no answer within ${this.limits.timeoutMs} ms`);
+      if (e === TIMED_OUT) return this.fault(endpoint, `no answer within ${timeoutMs} ms`);
       if (e instanceof TransportFault) return this.fault(endpoint, e.message);
       throw e;
     } finally {
@@ -309,6 +488,20 @@ export class UpstreamClient {
       if (endpoint.downUntil < soonest.downUntil) soonest = endpoint;
     }
     return soonest;
+  }
+
+  /**
+   * The request's budget ran out: Unavailable naming each URL that failed and why, or, when none
+   * was tried yet, the URLs it waited for.
+   */
+  private budgetSpent(faults: ReadonlyMap<Endpoint, string>, attempt: number, budget: Budget): Unavailable {
+    const clause = `${attempts(attempt)}; out of ${budgetClause(budget)}`;
+    if (faults.size === 0) {
+      return new Unavailable(
+        `upstream ${this.labels().join(', ')} unavailable: no request could be sent in time, every request slot busy or the request rate used up (${clause})`,
+      );
+    }
+    return unavailableError(faults, clause);
   }
 
   private someUrlUsable(): boolean {
@@ -393,14 +586,36 @@ function attempts(n: number): string {
   return `${n} attempt${n === 1 ? '' : 's'}`;
 }
 
-function unavailableError(faults: ReadonlyMap<Endpoint, string>, attempt: number): Unavailable {
+/** `upstream URL unavailable: cause (N attempts…)`, naming each URL that failed and its last fault. */
+function unavailableError(faults: ReadonlyMap<Endpoint, string>, attempt: number | string): Unavailable {
+  const tail = typeof attempt === 'number' ? attempts(attempt) : attempt;
   const all = [...faults];
   const [only] = all;
   if (all.length === 1 && only !== undefined) {
-    return new Unavailable(`upstream ${only[0].label} unavailable: ${only[1]} (${attempts(attempt)})`);
+    return new Unavailable(`upstream ${only[0].label} unavailable: ${only[1]} (${tail})`);
   }
   const each = all.map(([endpoint, reason]) => `${endpoint.label}: ${reason}`).join('; ');
-  return new Unavailable(`upstream unavailable: ${each} (${attempts(attempt)})`);
+  return new Unavailable(`upstream unavailable: ${each} (${tail})`);
+}
+
+/** How an error names the budget: its length and the flag that sets it. */
+function budgetClause(budget: Budget): string {
+  return `the request's budget for upstream reads, --upstream-budget-ms ${budget.ms}`;
+}
+
+/** What makes two calls the same read: the method and the params, as sent. */
+function flightKey(call: RpcCall): string {
+  return `${call.method}\u0000${JSON.stringify(call.params)}`;
+}
+
+function newFlight(key: string, until: number): Flight {
+  let settle!: (outcome: RpcOutcome | Error) => void;
+  const answer = new Promise<RpcOutcome>((resolve, reject) => {
+    settle = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
+  });
+  // Its starter and every joiner await it; a fault nobody is left to hear is not an unhandled one.
+  answer.catch(() => {});
+  return { key, until, answer, settle, tried: new Set() };
 }
 
 function rateLimitedError(endpoint: Endpoint, limited: RateLimit, attempt: number): LimitExceeded {
@@ -437,6 +652,7 @@ function checkLimits(limits: UpstreamLimits): UpstreamLimits {
     ['maxConcurrent', 1],
     ['rps', 0],
     ['maxBatch', 1],
+    ['budgetMs', 1],
   ];
   for (const [name, least] of rules) {
     const value = limits[name];

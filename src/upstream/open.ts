@@ -1,13 +1,15 @@
 import { type ChainSpec, makeCommon } from '../chain/genesis.ts';
 import { readStoredSpec, schemaRecord } from '../chain/storedSpec.ts';
-import { UserError } from '../core/errors.ts';
+import { DomainError, UserError } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 import { openUpstreamCache } from '../store/lmdb/index.ts';
 import type { ChainStore, UpstreamCache } from '../store/types.ts';
+import { withUpstreamBudget } from './budget.ts';
 import { describeCapabilities, discoverCapabilities } from './capabilities.ts';
-import { UpstreamClient, type UpstreamLimits } from './client.ts';
+import { UpstreamClient, type UpstreamLimits, type UpstreamReader } from './client.ts';
 import { HeadTracker } from './head.ts';
 import { UpstreamPrefetch } from './prefetch.ts';
+import { type Ask, RemoteUpstreamReader } from './remote.ts';
 import { discoverSpec } from './spec.ts';
 import { type Capabilities, UpstreamStore } from './store.ts';
 import { headerFromRpc } from './verify.ts';
@@ -25,10 +27,11 @@ export interface UpstreamConfig {
   genesis: ChainSpec | null;
 }
 
-/** What a worker needs to open the same upstream source (plain data: it crosses to the worker). */
+/**
+ * What a worker needs to open the same upstream source (plain data: it crosses to the worker). A
+ * worker has no upstream client: it asks its main thread for every read (src/upstream/remote.ts).
+ */
 export interface UpstreamWorkerSource {
-  urls: string[];
-  limits: UpstreamLimits;
   capabilities: Capabilities;
 }
 
@@ -37,8 +40,10 @@ export interface UpstreamSource {
   store: UpstreamStore;
   head: HeadTracker;
   prefetch: UpstreamPrefetch;
-  /** For the workers (their share of the request rate is set by the caller). */
+  /** For the workers. */
   worker: UpstreamWorkerSource;
+  /** What one client request may spend waiting for the upstream (src/upstream/budget.ts). */
+  budgetMs: number;
   /** One line on how the chain's rules were learnt and which path each read takes. */
   description: string;
 }
@@ -49,14 +54,47 @@ export const UPSTREAM_CHAIN_META = 'upstream-chain';
 /**
  * Opens the datadir as the cache of the upstream's chain: the upstream's chain id, genesis and fork
  * schedule are learnt (and checked against what the datadir already caches), its capabilities are
- * probed, and its head is read once before anything is served.
+ * probed, and its head is read once before anything is served. All of it within one budget for
+ * upstream reads: an upstream that does not answer refuses the start (a UserError: one line) as
+ * soon as a request to it would have been refused. With `ask` (an API process of `--processes`),
+ * reads are asked of the process that owns the client instead of made here.
  */
 export async function openUpstreamSource(
   datadir: string,
   config: UpstreamConfig,
   log: (line: string) => void,
+  opts: { ask?: Ask } = {},
 ): Promise<UpstreamSource> {
-  const client = new UpstreamClient(config.urls, config.limits, log);
+  // What the client logs while starting (a URL set aside) is held: a refused start says it in its
+  // one line, and a start that succeeds logs it then.
+  const held: string[] = [];
+  let holding = true;
+  const hold = (line: string): void => {
+    if (holding) held.push(line);
+    else log(line);
+  };
+  try {
+    const source = await withUpstreamBudget(config.limits.budgetMs, () =>
+      open(datadir, config, hold, opts.ask),
+    );
+    holding = false;
+    for (const line of held.splice(0)) log(line);
+    return source;
+  } catch (e) {
+    // The upstream's own refusals and faults are the operator's to act on, as a wrong flag is.
+    if (e instanceof DomainError) throw new UserError(`the upstream cannot be read: ${e.message}`);
+    throw e;
+  }
+}
+
+async function open(
+  datadir: string,
+  config: UpstreamConfig,
+  log: (line: string) => void,
+  ask: Ask | undefined,
+): Promise<UpstreamSource> {
+  const client: UpstreamReader =
+    ask === undefined ? new UpstreamClient(config.urls, config.limits, log) : new RemoteUpstreamReader(ask);
   let cache: (ChainStore & UpstreamCache) | null = null;
   try {
     cache = await openUpstreamCache(datadir);
@@ -80,7 +118,8 @@ export async function openUpstreamSource(
       store,
       head,
       prefetch: new UpstreamPrefetch(store),
-      worker: { urls: config.urls, limits: config.limits, capabilities },
+      worker: { capabilities },
+      budgetMs: config.limits.budgetMs,
       description: `chain ${spec.chainId} (rules from ${source}); ${describeCapabilities(capabilities)}`,
     };
   } catch (e) {
@@ -90,19 +129,20 @@ export async function openUpstreamSource(
   }
 }
 
-/** A worker's store over the same upstream and the same datadir cache. */
+/** A worker's store over the same upstream and the same datadir cache; its reads are `ask`ed of its main thread. */
 export async function openUpstreamWorkerStore(
   datadir: string,
   source: UpstreamWorkerSource,
+  ask: Ask,
 ): Promise<UpstreamStore> {
   const cache = await openUpstreamCache(datadir);
   const spec = await readStoredSpec(cache);
   if (spec === null) throw new Error(`no upstream chain recorded in ${datadir}`);
-  return new UpstreamStore(cache, new UpstreamClient(source.urls, source.limits), spec, source.capabilities);
+  return new UpstreamStore(cache, new RemoteUpstreamReader(ask), spec, source.capabilities);
 }
 
 /** The hash of the upstream's block 0, checked: its header must hash to it under the chain's rules. */
-async function upstreamGenesisHash(client: UpstreamClient, spec: ChainSpec): Promise<Uint8Array> {
+async function upstreamGenesisHash(client: UpstreamReader, spec: ChainSpec): Promise<Uint8Array> {
   const block0 = await client.request<unknown>('eth_getBlockByNumber', ['0x0', false]);
   return headerFromRpc(block0, makeCommon(spec)).hash();
 }

@@ -1,6 +1,6 @@
 import { BLOCK_FORKS, type ChainSpec, parseChainSpec } from '../chain/genesis.ts';
 import { UpstreamError, UserError } from '../core/errors.ts';
-import type { UpstreamClient } from './client.ts';
+import type { UpstreamReader } from './client.ts';
 
 /** What the chain's rules were learnt from, said at start. */
 export type SpecSource = 'genesis file' | 'debug_chainConfig' | 'anvil_nodeInfo';
@@ -22,7 +22,7 @@ const BLOB_SCHEDULE: Record<string, { target: number; max: number; baseFeeUpdate
  * the one fork it runs from genesis. A node that answers neither needs `--genesis`.
  */
 export async function discoverSpec(
-  client: UpstreamClient,
+  client: UpstreamReader,
   genesis: ChainSpec | null,
 ): Promise<{ spec: ChainSpec; source: SpecSource }> {
   const [chainIdHex, block0] = await Promise.all([

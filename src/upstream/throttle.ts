@@ -1,12 +1,40 @@
 /**
  * The waits of the upstream client: a concurrency cap, a start-rate cap and a plain sleep. Each
  * wait can be ended early by `close(reason)`, which rejects it with that reason and clears its
- * timer, so a closed client leaves nothing behind that keeps the process alive.
+ * timer, so a closed client leaves nothing behind that keeps the process alive. A wait for a slot or
+ * a token also ends when its signal aborts (the request's budget for upstream reads ran out).
  */
 
 interface Waiter {
   resolve: () => void;
   reject: (reason: unknown) => void;
+}
+
+/**
+ * A place in `queue`, left (rejected with the signal's reason) if `signal` aborts before it is
+ * served; a waiter that left is never served, so it holds no slot and takes no token.
+ */
+function queueUntilAborted(queue: Waiter[], signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      const index = queue.indexOf(waiter);
+      if (index !== -1) queue.splice(index, 1);
+      reject(signal?.reason);
+    };
+    const waiter: Waiter = {
+      resolve: () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      reject: (reason) => {
+        signal?.removeEventListener('abort', onAbort);
+        reject(reason);
+      },
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    queue.push(waiter);
+  });
 }
 
 /** At most `max` holders at once; the others wait in arrival order. */
@@ -18,13 +46,13 @@ export class Semaphore {
 
   constructor(private readonly max: number) {}
 
-  acquire(): Promise<void> {
+  acquire(signal?: AbortSignal): Promise<void> {
     if (this.closed) return Promise.reject(this.closedWith);
     if (this.active < this.max) {
       this.active++;
       return Promise.resolve();
     }
-    return new Promise((resolve, reject) => this.queue.push({ resolve, reject }));
+    return queueUntilAborted(this.queue, signal);
   }
 
   release(): void {
@@ -60,14 +88,14 @@ export class TokenBucket {
     this.tokens = burst;
   }
 
-  take(): Promise<void> {
+  take(signal?: AbortSignal): Promise<void> {
     if (this.closed) return Promise.reject(this.closedWith);
     this.refill();
     if (this.queue.length === 0 && this.tokens >= 1) {
       this.tokens -= 1;
       return Promise.resolve();
     }
-    const wait = new Promise<void>((resolve, reject) => this.queue.push({ resolve, reject }));
+    const wait = queueUntilAborted(this.queue, signal);
     this.schedule();
     return wait;
   }

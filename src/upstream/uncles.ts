@@ -1,6 +1,6 @@
 import { Unavailable } from '../core/errors.ts';
 import { quantityToHex } from '../primitives/hex.ts';
-import type { RpcCall, UpstreamClient } from './client.ts';
+import type { RpcCall, UpstreamReader } from './client.ts';
 
 /**
  * The uncle headers each block answer lists (pre-merge blocks), which its sha3Uncles commits to and
@@ -9,7 +9,7 @@ import type { RpcCall, UpstreamClient } from './client.ts';
  * the block.
  */
 export async function fetchUncleHeaders(
-  client: UpstreamClient,
+  client: UpstreamReader,
   blocks: ReadonlyArray<Record<string, unknown>>,
 ): Promise<Array<unknown[] | undefined>> {
   const calls: RpcCall[] = [];

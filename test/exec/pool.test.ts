@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import { after, describe, it } from 'node:test';
 import {
@@ -8,6 +9,7 @@ import {
   InvalidArgument,
   RequestFailed,
   Reverted,
+  Unavailable,
 } from '../../src/core/errors.ts';
 import {
   BUSY_MESSAGE,
@@ -169,6 +171,41 @@ describe('WorkerPool', () => {
     assertDomainError(e, 'execution timeout', TIMEOUT_MESSAGE);
     assert.ok(elapsed >= 240 && elapsed < 1_000, `timed out after ${elapsed} ms`);
     assert.equal((await pool.run<Echo>('echo', 'after')).payload, 'after');
+  });
+
+  it("stops a job's deadline while it waits for the main thread's answer, given in the context of its run()", async () => {
+    const requests = new AsyncLocalStorage<string>();
+    const pool = makePool({
+      deadlineMs: 800,
+      // Slower than the deadline: only execution counts toward it.
+      answer: async (question) => {
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        return { question, request: requests.getStore() };
+      },
+    });
+    await pool.warm();
+    const answered = await requests.run('request 7', () =>
+      pool.run('spinAskSpin', { before: 300, after: 300, question: 'q' }),
+    );
+    assert.deepEqual(answered, { answer: { question: 'q', request: 'request 7' } });
+    // Execution on both sides of the wait still adds up against the deadline.
+    const e = await rejection(pool.run('spinAskSpin', { before: 500, after: 500, question: 'q' }));
+    assertDomainError(e, 'execution timeout', TIMEOUT_MESSAGE);
+  });
+
+  it("hands a worker the main thread's failure to answer, a domain error in its own class", async () => {
+    const pool = makePool({
+      answer: async () => {
+        throw new Unavailable('upstream http://127.0.0.1:1 unavailable: connect ECONNREFUSED (1 attempt)');
+      },
+    });
+    assert.deepEqual(await pool.run('ask', 'q'), {
+      error: {
+        name: 'Unavailable',
+        kind: 'unavailable',
+        message: 'upstream http://127.0.0.1:1 unavailable: connect ECONNREFUSED (1 attempt)',
+      },
+    });
   });
 
   it('counts time in the queue toward the deadline, without terminating the busy worker', async () => {

@@ -39,6 +39,12 @@ export type Fault =
       when?: (request: unknown) => boolean;
     };
 
+export interface ReceivedCall {
+  request: number;
+  method: string;
+  params: unknown;
+}
+
 export interface FaultProxyCounters {
   /** HTTP requests received. */
   requests: number;
@@ -67,6 +73,11 @@ export interface FaultProxy {
   readonly counters: Readonly<FaultProxyCounters>;
   /** performance.now() of each request's arrival. */
   readonly arrivals: readonly number[];
+  /**
+   * Each JSON-RPC call received (a batch's one by one), in order: what was asked of the node, and
+   * the request that carried it (its index in `arrivals`).
+   */
+  readonly calls: ReadonlyArray<ReceivedCall>;
   /** The next `times` requests meet `fault` (after faults injected before); Infinity: until clear(). */
   inject(fault: Fault, times?: number): void;
   /** No more faults. */
@@ -102,6 +113,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     wsUpgrades: 0,
   };
   const arrivals: number[] = [];
+  const calls: ReceivedCall[] = [];
   let listening = false;
 
   const nextFault = (body: Buffer): Fault | undefined => {
@@ -122,6 +134,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     counters.inFlight++;
     counters.maxInFlight = Math.max(counters.maxInFlight, counters.inFlight);
     arrivals.push(performance.now());
+    const request = arrivals.length - 1;
     res.once('close', () => counters.inFlight--);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -129,6 +142,12 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
       const body = Buffer.concat(chunks);
       const ids = requestIds(body);
       counters.calls += ids?.length ?? 1;
+      const parsed = parse(body);
+      for (const call of (Array.isArray(parsed) ? parsed : [parsed]) as Array<{
+        method?: unknown;
+        params?: unknown;
+      } | null>)
+        calls.push({ request, method: String(call?.method), params: call?.params });
       const fault = nextFault(body);
       if (fault !== undefined && fault.kind !== 'delay') counters.faulted++;
       const extra = fault?.kind === 'delay' ? fault.ms : 0;
@@ -266,6 +285,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
     delayMs: options.delayMs ?? 0,
     counters,
     arrivals,
+    calls,
     inject(fault, times = 1) {
       queue.push({ fault, times });
     },
@@ -282,6 +302,7 @@ export async function startFaultProxy(target: string, options: FaultProxyOptions
         wsUpgrades: 0,
       });
       arrivals.length = 0;
+      calls.length = 0;
     },
     dropConnections,
     stop,

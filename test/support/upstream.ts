@@ -11,7 +11,7 @@ export interface UpstreamServer {
   url: string;
   wsUrl: string;
   datadir: string;
-  /** Round trips the main thread has made to the upstream so far (workers keep their own count). */
+  /** Round trips made to the upstream so far (by the main thread: the workers ask it for their reads). */
   roundTrips(): number;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   /** The raw answer body of one request. */

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Hex, keccak256, numberToHex } from 'viem';
 import { LimitExceeded, Unavailable, UpstreamError, UserError } from '../../src/core/errors.ts';
+import { withUpstreamBudget } from '../../src/upstream/budget.ts';
 import {
   DEFAULT_UPSTREAM_LIMITS,
   type RpcCall,
@@ -55,12 +56,15 @@ async function deadProxy(): Promise<FaultProxy> {
   return p;
 }
 
-/** Distinct calls whose answers can be checked: web3_sha3 of 0x00, 0x01, …; `bad` ones fail. */
-function sha3Calls(n: number, bad: readonly number[] = []): RpcCall[] {
+/**
+ * Distinct calls whose answers can be checked: web3_sha3 of 0x00, 0x01, … (from `from`); `bad` ones
+ * fail.
+ */
+function sha3Calls(n: number, bad: readonly number[] = [], from = 0): RpcCall[] {
   return Array.from({ length: n }, (_, i) =>
     bad.includes(i)
       ? { method: 'eth_getBalance', params: ['not an address', 'latest'] }
-      : { method: 'web3_sha3', params: [numberToHex(i, { size: 1 })] },
+      : { method: 'web3_sha3', params: [numberToHex(from + i, { size: 1 })] },
   );
 }
 
@@ -96,6 +100,7 @@ for (const transport of ['http', 'ws'] as const) {
       assert.deepEqual(c.stats(), {
         roundTrips: 2,
         calls: 2,
+        shared: 0,
         retries: 0,
         failures: 0,
         rateLimited: 0,
@@ -142,18 +147,50 @@ for (const transport of ['http', 'ws'] as const) {
       const singles = Array.from({ length: 40 }, (_, i) =>
         c.request('web3_sha3', [numberToHex(i, { size: 1 })]),
       );
-      const batches = Array.from({ length: 5 }, () => c.batch(sha3Calls(7)));
+      const batches = Array.from({ length: 5 }, (_, b) => c.batch(sha3Calls(7, [], 100 + 7 * b)));
       assert.deepEqual(
         await Promise.all(singles),
         Array.from({ length: 40 }, (_, i) => sha3Of(i)),
       );
-      for (const outcomes of await Promise.all(batches)) {
+      for (const [b, outcomes] of (await Promise.all(batches)).entries()) {
         assert.deepEqual(
           outcomes,
-          Array.from({ length: 7 }, (_, i) => ({ ok: true, result: sha3Of(i) })),
+          Array.from({ length: 7 }, (_, i) => ({ ok: true, result: sha3Of(100 + 7 * b + i) })),
         );
       }
       assert.equal(c.stats().roundTrips, 40 + 5 * 3);
+    });
+
+    it('sends a call asked for again while it is on its way once, and shares its answer', async () => {
+      const p = await proxy();
+      // Slow enough that every ask below is made while the first is on its way.
+      p.delayMs = 300;
+      const c = client([transport === 'http' ? p.url : p.wsUrl]);
+      const block0 = ['0x0', false];
+      const singles = Array.from({ length: 8 }, () => c.request('eth_getBlockByNumber', block0));
+      const batch = c.batch([
+        { method: 'eth_getBlockByNumber', params: block0 },
+        { method: 'web3_sha3', params: ['0x01'] },
+        { method: 'web3_sha3', params: ['0x01'] },
+      ]);
+      const answers = await Promise.all(singles);
+      const [inBatch, sha, shaAgain] = await batch;
+      const expected = await anvil.rpc('eth_getBlockByNumber', block0);
+      for (const answer of answers) assert.deepEqual(answer, expected);
+      assert.deepEqual(inBatch, { ok: true, result: expected });
+      assert.deepEqual(
+        [sha, shaAgain],
+        [0, 0].map(() => ({ ok: true, result: sha3Of(1) })),
+      );
+      assert.deepEqual([c.stats().roundTrips, c.stats().calls, c.stats().shared], [2, 11, 9]);
+      // The proxy reads HTTP bodies (WebSocket frames it only pipes).
+      if (transport === 'http') {
+        const asked = p.calls.map((call) => `${call.method} ${JSON.stringify(call.params)}`);
+        assert.deepEqual(asked.sort(), ['eth_getBlockByNumber ["0x0",false]', 'web3_sha3 ["0x01"]']);
+      }
+      // Once answered, a call is asked for again: sharing is of reads on their way, not a cache.
+      await c.request('eth_getBlockByNumber', block0);
+      assert.equal(c.stats().roundTrips, 3);
     });
   });
 }
@@ -250,6 +287,83 @@ describe('UpstreamClient: timeouts and answers that are not answers', () => {
       Unavailable,
       /HTTP 401 Unauthorized: invalid key \(1 attempt\)$/,
     );
+  });
+});
+
+describe('UpstreamClient: the budget for upstream reads', () => {
+  /** How long `promise` takes to settle, and its error. */
+  async function timedFailure(promise: Promise<unknown>): Promise<{ ms: number; error: unknown }> {
+    const started = performance.now();
+    const error = await promise.then(
+      () => assert.fail('expected a failure'),
+      (e: unknown) => e,
+    );
+    return { ms: performance.now() - started, error };
+  }
+
+  it('gives up on a hanging upstream when the budget runs out, retries included, naming the URL', async () => {
+    const p = await proxy();
+    p.inject({ kind: 'hang' }, Number.POSITIVE_INFINITY);
+    // Four attempts of 1.5 s would take 6 s; the budget allows two.
+    const c = client([p.url], { timeoutMs: 1_500, retries: 3, backoffMs: 10, budgetMs: 2_000 });
+    const { ms, error } = await timedFailure(c.request('eth_chainId'));
+    assert.ok(error instanceof Unavailable, String(error));
+    assert.match(
+      error.message,
+      new RegExp(
+        `^upstream ${literal(p.url)} unavailable: no answer within \\d+ ms \\(2 attempts; out of the request's budget for upstream reads, --upstream-budget-ms 2000\\)$`,
+      ),
+    );
+    assert.equal(p.counters.requests, 2, 'the retry was made within the budget');
+    assert.ok(ms < 2_000 + 3_000, `answered after ${Math.round(ms)} ms`);
+  });
+
+  it('names every URL that did not answer within the budget', async () => {
+    const [a, b] = [await proxy(), await proxy()];
+    for (const p of [a, b]) p.inject({ kind: 'hang' }, Number.POSITIVE_INFINITY);
+    const c = client([a.url, b.url], { timeoutMs: 1_000, budgetMs: 1_600 });
+    const { ms, error } = await timedFailure(c.request('eth_chainId'));
+    assert.ok(error instanceof Unavailable, String(error));
+    assert.match(
+      error.message,
+      new RegExp(
+        `^upstream unavailable: ${literal(a.url)}: no answer within 1000 ms; ${literal(b.url)}: no answer within \\d+ ms \\(2 attempts; out of .*--upstream-budget-ms 1600\\)$`,
+      ),
+    );
+    assert.ok(ms < 1_600 + 3_000, `answered after ${Math.round(ms)} ms`);
+  });
+
+  it("spends a request's budget over all its reads, and gives up a backoff that would outlast it", async () => {
+    const p = await proxy();
+    p.inject({ kind: 'status', status: 503 }, Number.POSITIVE_INFINITY);
+    const c = client([p.url], { backoffMs: 5_000, retries: 3 });
+    const { ms, error } = await timedFailure(withUpstreamBudget(1_000, () => c.request('eth_chainId')));
+    assert.ok(error instanceof Unavailable, String(error));
+    assert.match(
+      error.message,
+      /: HTTP 503 Service Unavailable \(1 attempt; out of the request's budget for upstream reads, --upstream-budget-ms 1000\)$/,
+    );
+    assert.equal(p.counters.requests, 1);
+    assert.ok(ms < 1_000 + 3_000, `answered after ${Math.round(ms)} ms`);
+  });
+
+  it('lets a request that joins a read on its way wait only as long as its own budget', async () => {
+    const p = await proxy();
+    p.inject({ kind: 'delay', ms: 2_500 });
+    const c = client([p.url], { timeoutMs: 10_000 });
+    const first = c.request('eth_chainId');
+    const { ms, error } = await timedFailure(withUpstreamBudget(500, () => c.request('eth_chainId')));
+    assert.ok(error instanceof Unavailable, String(error));
+    assert.match(
+      error.message,
+      new RegExp(
+        `^upstream ${literal(p.url)} did not answer a read another request started within the request's budget for upstream reads, --upstream-budget-ms 500$`,
+      ),
+    );
+    assert.ok(ms < 500 + 1_500, `gave up after ${Math.round(ms)} ms`);
+    // The read goes on for the request that started it.
+    assert.equal(await first, numberToHex(anvil.genesis.config.chainId));
+    assert.equal(p.counters.requests, 1);
   });
 });
 
@@ -438,7 +552,7 @@ describe('UpstreamClient: limits', () => {
     const singles = Array.from({ length: 12 }, (_, i) =>
       c.request('web3_sha3', [numberToHex(i, { size: 1 })]),
     );
-    const batch = c.batch(sha3Calls(10));
+    const batch = c.batch(sha3Calls(10, [], 50));
     assert.deepEqual(
       await Promise.all(singles),
       Array.from({ length: 12 }, (_, i) => sha3Of(i)),
@@ -457,12 +571,14 @@ describe('UpstreamClient: limits', () => {
       maxConcurrent: 32,
       rps: 100,
       maxBatch: 100,
+      budgetMs: 15_000,
     });
     assert.throws(() => new UpstreamClient([]), UserError);
     assert.throws(() => new UpstreamClient(['ftp://127.0.0.1:1']), UserError);
     assert.throws(() => new UpstreamClient(['not a url']), UserError);
     assert.throws(() => new UpstreamClient([anvil.url], { maxBatch: 0 }), UserError);
     assert.throws(() => new UpstreamClient([anvil.url], { timeoutMs: 0 }), UserError);
+    assert.throws(() => new UpstreamClient([anvil.url], { budgetMs: 0 }), UserError);
   });
 
   it('hides credentials, queries and key-like path segments of a URL', () => {
@@ -535,10 +651,12 @@ describe('UpstreamClient.close', () => {
         (e: unknown) => e,
       );
     const inFlight = settled(c.request('eth_chainId'));
-    const queued = settled(c.request('eth_chainId'));
+    // Another call: the same one would share the first's read rather than wait for a slot.
+    const queued = settled(c.request('net_version'));
     const failing = await proxy();
     failing.inject({ kind: 'status', status: 503 }, Number.POSITIVE_INFINITY);
-    const backingOff = client([failing.url], { backoffMs: 60_000 });
+    // A budget longer than the backoff, which would otherwise give up at once.
+    const backingOff = client([failing.url], { backoffMs: 60_000, budgetMs: 120_000 });
     const sleeping = settled(backingOff.request('eth_chainId'));
     const ws = client([anvil.url.replace(/^http/, 'ws')]);
     await ws.request('eth_chainId');

@@ -11,19 +11,23 @@
 // on a worker terminated or crashed is replaced at once rather than by the next request to need it.
 //
 // The deadline runs from `run()`, so time in the queue counts: the client waits for the whole, and
-// under overload queued requests expire instead of piling up behind slow ones.
+// under overload queued requests expire instead of piling up behind slow ones. It bounds execution,
+// not what a job waits for from the main thread (the `answer` option: upstream mode's reads): while
+// a job waits for an answer its deadline stands still, and the main thread's work has its own bound.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
 import { DEFAULT_LIMITS } from '../../config/limits.ts';
 import {
   Busy,
+  DomainError,
   describeForLog,
   ExecutionTimeout,
   InternalError,
   reviveDomainError,
+  serializeDomainError,
 } from '../../core/errors.ts';
-import type { BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
+import type { AnswerMessage, BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
 
 export type { Handler, Handlers, WorkerModule } from './protocol.ts';
 
@@ -65,6 +69,12 @@ export interface WorkerPoolOptions {
   resourceLimits?: ResourceLimits;
   /** Where internal errors (handler bugs, crashes, workers that fail to start) are reported. */
   log?: (line: string) => void;
+  /**
+   * Answers what a worker asks of the main thread (WorkerContext.ask), in the async context of the
+   * run() of the job that asks, so what the caller set up for the request (a budget) applies. The
+   * job's deadline stands still until the answer is sent.
+   */
+  answer?: (payload: unknown) => Promise<unknown>;
 }
 
 export interface RunOptions {
@@ -110,6 +120,14 @@ interface Job {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   timer: NodeJS.Timeout | undefined;
+  /** Of the deadline, what was left when the timer last started, and when that was. */
+  leftMs: number;
+  timerStartedAt: number;
+  /** Asks of the main thread awaiting their answer: while any is, the deadline stands still. */
+  asking: number;
+  done: boolean;
+  /** The async context of run(), for the answers to its asks. */
+  context: (<R>(fn: () => R) => R) | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
   slot: Slot | null;
@@ -142,6 +160,7 @@ export class WorkerPool {
   private readonly scopes = new AsyncLocalStorage<Scope>();
   private readonly resourceLimits: ResourceLimits | undefined;
   private readonly log: (line: string) => void;
+  private readonly answer: ((payload: unknown) => Promise<unknown>) | undefined;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private readonly exiting = new Set<Promise<unknown>>();
@@ -165,6 +184,7 @@ export class WorkerPool {
     this.boot = { moduleUrl: options.workerModule.href, data: options.workerData };
     this.resourceLimits = options.resourceLimits;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.answer = options.answer;
   }
 
   /**
@@ -201,6 +221,11 @@ export class WorkerPool {
         resolve: resolve as (value: unknown) => void,
         reject,
         timer: undefined,
+        leftMs: deadlineMs,
+        timerStartedAt: performance.now(),
+        asking: 0,
+        done: false,
+        context: this.answer === undefined ? undefined : AsyncLocalStorage.snapshot(),
         signal,
         onAbort: undefined,
         slot: null,
@@ -378,6 +403,9 @@ export class WorkerPool {
           message.error.domain ? reviveDomainError(message.error.error) : revive(message.error),
         );
         return;
+      case 'ask':
+        this.onAsk(slot, message.id, message.payload);
+        return;
       case 'result':
       case 'error': {
         const job = slot.job;
@@ -389,6 +417,63 @@ export class WorkerPool {
         return;
       }
     }
+  }
+
+  /** Answers a worker's ask; its job's deadline stands still meanwhile. */
+  private onAsk(slot: Slot, id: number, payload: unknown): void {
+    const job = slot.job;
+    const answer = this.answer;
+    if (answer === undefined) {
+      this.reply(slot, {
+        type: 'answer',
+        id,
+        ok: false,
+        error: errorForWorker(new Error('this pool answers no asks')),
+      });
+      return;
+    }
+    if (job !== null) this.pause(job);
+    let answering: Promise<unknown>;
+    try {
+      answering = job?.context ? job.context(() => answer(payload)) : answer(payload);
+    } catch (e) {
+      answering = Promise.reject(e);
+    }
+    answering
+      .then(
+        (value) => this.reply(slot, { type: 'answer', id, ok: true, value }),
+        (e: unknown) => this.reply(slot, { type: 'answer', id, ok: false, error: errorForWorker(e) }),
+      )
+      .finally(() => {
+        if (job !== null) this.resume(job);
+      });
+  }
+
+  private reply(slot: Slot, message: AnswerMessage): void {
+    if (slot.state === 'gone') return;
+    try {
+      slot.worker.postMessage(message);
+    } catch (cloneError) {
+      slot.worker.postMessage({
+        type: 'answer',
+        id: message.id,
+        ok: false,
+        error: errorForWorker(cloneError),
+      } satisfies AnswerMessage);
+    }
+  }
+
+  private pause(job: Job): void {
+    if (job.asking++ > 0 || job.timer === undefined) return;
+    clearTimeout(job.timer);
+    job.timer = undefined;
+    job.leftMs -= performance.now() - job.timerStartedAt;
+  }
+
+  private resume(job: Job): void {
+    if (--job.asking > 0 || job.done) return;
+    job.timerStartedAt = performance.now();
+    job.timer = setTimeout(() => this.expire(job), Math.max(0, job.leftMs));
   }
 
   /** An uncaught error, an exit we did not ask for, or a message that could not be read. */
@@ -464,6 +549,7 @@ export class WorkerPool {
   }
 
   private settle(job: Job, error: unknown, value?: unknown): void {
+    job.done = true;
     if (job.timer !== undefined) clearTimeout(job.timer);
     job.timer = undefined;
     if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
@@ -497,6 +583,13 @@ export class WorkerPool {
     this.log(`${context}: ${describe(cause)}`);
     return new InternalError('internal error', { cause });
   }
+}
+
+/** An error met answering an ask, as the worker rebuilds it (a domain error keeps its class). */
+function errorForWorker(e: unknown): SerializedError {
+  if (e instanceof DomainError) return { domain: true, error: serializeDomainError(e) };
+  const error = e instanceof Error ? e : new Error(String(e));
+  return { domain: false, name: error.name, message: error.message };
 }
 
 /** Rebuilds an error that is not a domain error (a bug in a handler) for the log. */

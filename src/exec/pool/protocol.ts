@@ -14,9 +14,19 @@ export type Handler = (payload: never) => unknown;
 
 export type Handlers = Record<string, Handler>;
 
+/**
+ * What a worker's module may ask of the main thread while a job runs (the pool's `answer` option):
+ * the answer, or the error the main thread met, rebuilt (a domain error as its own class). The job's
+ * deadline stands still while it waits: the deadline bounds execution, and what the main thread
+ * does for it has its own bound there.
+ */
+export interface WorkerContext {
+  ask(payload: unknown): Promise<unknown>;
+}
+
 /** What the pool's `workerModule` exports. `init` runs once per worker, before its first request. */
 export interface WorkerModule {
-  init(workerData: unknown): Promise<Handlers> | Handlers;
+  init(workerData: unknown, context: WorkerContext): Promise<Handlers> | Handlers;
 }
 
 /** The worker's own `workerData`: which module to serve and the data to give its `init`. */
@@ -41,7 +51,17 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'initError'; error: SerializedError }
   | { type: 'result'; id: number; value: unknown }
-  | { type: 'error'; id: number; error: SerializedError };
+  | { type: 'error'; id: number; error: SerializedError }
+  /** A question of the running job for the main thread (WorkerContext.ask), numbered by the worker. */
+  | { type: 'ask'; id: number; payload: unknown };
+
+/** The main thread's answer to an ask. */
+export type AnswerMessage =
+  | { type: 'answer'; id: number; ok: true; value: unknown }
+  | { type: 'answer'; id: number; ok: false; error: SerializedError };
+
+/** What the pool sends a worker. */
+export type ToWorker = RunMessage | AnswerMessage;
 
 /** A domain error as its kind and fields (rebuilt as its class); anything else as a bug to log. */
 export type SerializedError =

@@ -5,14 +5,17 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { DomainError, ResponseTooLarge, serializeDomainError } from '../../core/errors.ts';
+import { DomainError, ResponseTooLarge, reviveDomainError, serializeDomainError } from '../../core/errors.ts';
 import { limitOutput, OutputLimitExceeded } from '../responseLimit.ts';
 import type {
+  AnswerMessage,
   BootData,
   FromWorker,
   Handlers,
   RunMessage,
   SerializedError,
+  ToWorker,
+  WorkerContext,
   WorkerModule,
 } from './protocol.ts';
 
@@ -146,18 +149,56 @@ async function serve(handlers: Handlers, message: RunMessage): Promise<void> {
   if (collectYoung) setImmediate(collectYoung);
 }
 
+/** Asks of the main thread awaiting their answer, by number. */
+const asking = new Map<number, { resolve: (value: unknown) => void; reject: (reason: unknown) => void }>();
+let nextAsk = 1;
+
+const context: WorkerContext = {
+  ask(payload: unknown): Promise<unknown> {
+    const id = nextAsk++;
+    return new Promise((resolve, reject) => {
+      asking.set(id, { resolve, reject });
+      post({ type: 'ask', id, payload });
+    });
+  },
+};
+
+function answered(message: AnswerMessage): void {
+  const waiter = asking.get(message.id);
+  if (waiter === undefined) return;
+  asking.delete(message.id);
+  if (message.ok) {
+    waiter.resolve(message.value);
+    return;
+  }
+  const error = message.error;
+  if (error.domain) {
+    waiter.reject(reviveDomainError(error.error));
+    return;
+  }
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  waiter.reject(revived);
+}
+
 async function start(): Promise<void> {
-  let handlers: Handlers;
+  let handlers: Handlers | undefined;
+  // Listening from the start: an init may ask of the main thread too. Jobs come only after 'ready'.
+  const listener = (message: ToWorker): void => {
+    if (message.type === 'answer') answered(message);
+    else if (handlers !== undefined) void serve(handlers, message);
+  };
+  port.on('message', listener);
   try {
     const module = (await import(boot.moduleUrl)) as Partial<WorkerModule>;
     if (typeof module.init !== 'function') throw new Error(`${boot.moduleUrl} exports no init(workerData)`);
-    handlers = await module.init(boot.data);
+    handlers = await module.init(boot.data, context);
   } catch (e) {
     // With no message listener nothing keeps this thread alive: it ends after this reaches the pool.
+    port.off('message', listener);
     post({ type: 'initError', error: serializeError(e) });
     return;
   }
-  port.on('message', (message: RunMessage) => void serve(handlers, message));
   post({ type: 'ready' });
 }
 

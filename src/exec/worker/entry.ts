@@ -8,7 +8,7 @@ import type { CallLimits } from '../../config/limits.ts';
 import { openLmdbStore } from '../../store/lmdb/index.ts';
 import { openUpstreamWorkerStore, type UpstreamWorkerSource } from '../../upstream/open.ts';
 import { type ExecutionApi, executionApi } from '../api.ts';
-import type { Handlers } from '../pool/protocol.ts';
+import type { Handlers, WorkerContext } from '../pool/protocol.ts';
 
 export interface ExecutionWorkerData {
   datadir: string;
@@ -17,9 +17,11 @@ export interface ExecutionWorkerData {
   upstream?: UpstreamWorkerSource;
 }
 
-export async function init(data: ExecutionWorkerData): Promise<Handlers> {
+export async function init(data: ExecutionWorkerData, context: WorkerContext): Promise<Handlers> {
+  // Upstream mode: the worker's reads of the upstream are asked of the main thread, which owns the
+  // one client (one read per call in flight, the rate limit kept for all).
   const store = data.upstream
-    ? await openUpstreamWorkerStore(data.datadir, data.upstream)
+    ? await openUpstreamWorkerStore(data.datadir, data.upstream, (ask) => context.ask(ask))
     : await openLmdbStore(data.datadir, { readOnly: true });
   const spec = await readStoredSpec(store);
   if (spec === null) throw new Error(`no chain in ${data.datadir}`);
