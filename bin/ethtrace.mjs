@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// The CLI runs its TypeScript sources directly (tsx), so `npx ethtrace` works right after `npm ci`
-// with no build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI (bin/build.mjs): built by `npm ci`, and again here whenever the sources
+// changed since, so `npx ethtrace` works right after `npm ci` and start-up pays no compiler.
+import { compiledModule } from './build.mjs';
 
-register();
-await import('../src/main.ts');
+await import(compiledModule('main').href);

@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import { parentPort, Worker } from 'node:worker_threads';
 import type { Command } from 'commander';
 import { UserError } from './core/errors.ts';
+import { workerEntryBeside } from './core/modules.ts';
 import { FORK_NAMES, type ForkName, forkByName } from './evm/forks.ts';
 import { type RunOptions, runStateTests } from './stateTests.ts';
 
@@ -99,7 +100,7 @@ export function serveStateTestWorker(): void {
   });
 }
 
-const WORKER = new URL('./stateTestWorker.mjs', import.meta.url);
+const WORKER = workerEntryBeside(import.meta.url, './stateTestThread', './stateTestWorker.mjs');
 
 /** Runs the tasks on `jobs` worker threads; outcomes in task order. */
 async function runOnWorkers(

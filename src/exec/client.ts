@@ -1,6 +1,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { CallLimits, PoolLimits } from '../config/limits.ts';
 import { ExecutionTimeout } from '../core/errors.ts';
+import { moduleBeside } from '../core/modules.ts';
 import type { UpstreamWorkerSource } from '../upstream/open.ts';
 import type { ExecutionApi, JobKind, JobPayload, JobResult } from './api.ts';
 import { type PoolStats, type RunOptions, TIMEOUT_MESSAGE, WorkerPool } from './pool/pool.ts';
@@ -38,7 +39,7 @@ export interface ExecutionClient {
 // (measured on a 200-call trace_callMany: 96 MB ~7% faster than V8's default, 192 MB ~3% faster again).
 const EXECUTION_YOUNG_GENERATION_MB = 192;
 
-const WORKER_MODULE = new URL('./worker/entry.ts', import.meta.url);
+const WORKER_MODULE = moduleBeside(import.meta.url, './worker/entry');
 
 /** The execution layer on worker threads, each serving the chain in `datadir` read-only. */
 export class PoolExecutionClient implements ExecutionClient {

@@ -27,6 +27,7 @@ import {
   reviveDomainError,
   serializeDomainError,
 } from '../../core/errors.ts';
+import { workerEntryBeside } from '../../core/modules.ts';
 import type { AnswerMessage, BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
 
 export type { Handler, Handlers, WorkerModule } from './protocol.ts';
@@ -48,7 +49,7 @@ export const TIMEOUT_MESSAGE = 'execution timeout';
  */
 export const BUSY_MESSAGE = 'too many concurrent executions, request rate limited';
 
-const BOOTSTRAP = new URL('./bootstrap.mjs', import.meta.url);
+const BOOTSTRAP = workerEntryBeside(import.meta.url, './worker', './bootstrap.mjs');
 
 export interface WorkerPoolOptions {
   /** A module exporting `init(workerData): Promise<Handlers>` (see protocol.ts). */
