@@ -15,7 +15,23 @@ export class CommitRejectedError extends Error {
  * say): damage, never an answer to serve. Whoever meets it fails the request as an internal error.
  */
 export class StoreInconsistentError extends Error {
-  override readonly name = 'StoreInconsistentError';
+  override readonly name: string = 'StoreInconsistentError';
+}
+
+/**
+ * A stored value that fails its checksum (src/store/lmdb/checksum.ts): a byte of it, or of its key,
+ * changed on disk. Met serving a request it fails that request as an internal error, logged with
+ * this message; met opening the store, it is a StoreUnusableError (see storeError).
+ */
+export class DamagedValueError extends StoreInconsistentError {
+  override readonly name = 'DamagedValueError';
+  constructor(
+    datadir: string,
+    /** What is damaged: the table and the key. */
+    readonly what: string,
+  ) {
+    super(damagedStore(datadir, what).message);
+  }
 }
 
 /**
@@ -50,6 +66,7 @@ function errnoName(code: unknown): string | undefined {
  */
 export function storeError(error: unknown, datadir: string): unknown {
   if (error instanceof UserError || !(error instanceof Error)) return error;
+  if (error instanceof DamagedValueError) return damagedStore(datadir, error.what, error);
   const code = (error as { code?: unknown }).code;
   const fix = (what: string, todo: string) => new StoreUnusableError(`${what}: ${todo}`, { cause: error });
   if (typeof code === 'number' && DAMAGED.has(code))
