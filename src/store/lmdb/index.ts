@@ -8,7 +8,13 @@ import { RLP } from '@ethereumjs/rlp';
 import { bytesToHex, concatBytes, equalsBytes } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { keccak256 } from '../../primitives/keccak.ts';
-import { CommitRejectedError, DamagedValueError, StoreUnusableError, storeError } from '../errors.ts';
+import {
+  CommitRejectedError,
+  checkFreeSpace,
+  DamagedValueError,
+  StoreUnusableError,
+  storeError,
+} from '../errors.ts';
 import type {
   BlockRef,
   BlockWrite,
@@ -280,8 +286,12 @@ class LmdbStore implements ChainStore, UpstreamCache {
     this.#path = path;
   }
 
-  /** One synchronous write transaction; LMDB's numeric errors (a full disk) become a clear one. */
-  #write(body: () => void): void {
+  /**
+   * One synchronous write transaction of about `bytes` of values; LMDB's numeric errors (a full
+   * disk) become a clear one, and a disk that is nearly full refuses it before LMDB writes anything.
+   */
+  #write(body: () => void, bytes = 0): void {
+    checkFreeSpace(this.#path, bytes);
     try {
       this.#env.transactionSync(body);
     } catch (error) {
@@ -381,7 +391,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async putMeta(key: string, value: Uint8Array): Promise<void> {
-    this.#write(() => this.#db.meta.put(metaKey(key), value));
+    this.#write(() => this.#db.meta.put(metaKey(key), value), value.length);
   }
 
   async commitBlock(block: BlockWrite): Promise<void> {
@@ -391,11 +401,14 @@ class LmdbStore implements ChainStore, UpstreamCache {
     const receiptsJson = renderReceiptsJson(block.receiptsJson);
     // Default flags (abortable, synchronous commit flushed before returning): a resolved
     // commitBlock is on disk, and a throw inside aborts the whole block.
-    this.#write(() => {
-      this.#checkExtendsHead(block);
-      this.#writeBlock(block, receipts, receiptsJson);
-      for (const [key, value] of block.meta ?? []) this.#db.meta.put(metaKey(key), value);
-    });
+    this.#write(
+      () => {
+        this.#checkExtendsHead(block);
+        this.#writeBlock(block, receipts, receiptsJson);
+        for (const [key, value] of block.meta ?? []) this.#db.meta.put(metaKey(key), value);
+      },
+      blockWriteBytes(block, receipts, receiptsJson),
+    );
   }
 
   async unwindTo(number: bigint): Promise<void> {
@@ -599,6 +612,14 @@ function latestAtOrBefore(db: Table, key: Uint8Array): { key: Uint8Array; value:
     return entry;
   }
   return undefined;
+}
+
+/** About what a block's write stores: its values (keys and the tables' own pages aside). */
+function blockWriteBytes(block: BlockWrite, receipts: Uint8Array, rendered: RenderedReceipts): number {
+  let bytes = block.header.length + block.body.length + receipts.length + rendered.text.length;
+  for (const [, node] of block.trieNodes) bytes += node.length;
+  for (const [, code] of block.code) bytes += code.length;
+  return bytes + 64 * (block.accounts.length + block.storage.length + block.txHashes.length);
 }
 
 function checkBlockShape(block: BlockWrite): void {
