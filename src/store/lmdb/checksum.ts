@@ -43,8 +43,13 @@ export function unseal(key: Uint8Array, stored: Uint8Array): Uint8Array | null {
   // its whole shared buffer.
   const length = stored.length - CHECKSUM_LENGTH;
   if (length < 0) return null;
+  const expected =
+    (((stored[length] as number) << 24) |
+      ((stored[length + 1] as number) << 16) |
+      ((stored[length + 2] as number) << 8) |
+      (stored[length + 3] as number)) >>>
+    0;
   const value = new Uint8Array(stored.buffer, stored.byteOffset, length);
-  const expected = new DataView(stored.buffer, stored.byteOffset + length, CHECKSUM_LENGTH).getUint32(0);
   return checksumOf(key, value) === expected ? value : null;
 }
 
