@@ -5,10 +5,11 @@ import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt, equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from '@ethereumjs/util';
 import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
-import { Unavailable } from '../core/errors.ts';
+import { RequestFailed, Unavailable } from '../core/errors.ts';
 import { bytesKey, quantityToHex, toHex } from '../primitives/hex.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { LruCache } from '../primitives/lru.ts';
+import { StoreWriteRefused } from '../store/errors.ts';
 import type {
   BlockRef,
   BlockWrite,
@@ -149,7 +150,7 @@ export class UpstreamStore implements ChainStore {
     const block = await this.fetchBlock({ number });
     if (block === null) return null;
     const hash = block.hash();
-    if (number <= head.finalized) await this.cache.putCanonical(number, hash);
+    if (number <= head.finalized) await keep(() => this.cache.putCanonical(number, hash));
     else this.recent.hashes.set(number, hash);
     return hash;
   }
@@ -344,7 +345,7 @@ export class UpstreamStore implements ChainStore {
       if (checked.account && codeBytes && codeBytes.length > 0)
         code.push([checked.account.codeHash, codeBytes]);
     });
-    await this.cache.putState(blockHash, { accounts, storage, code });
+    await keep(() => this.cache.putState(blockHash, { accounts, storage, code }));
   }
 
   /** A block of the upstream's chain as ethereumjs holds it (from the cache, else fetched and checked). */
@@ -413,13 +414,15 @@ export class UpstreamStore implements ChainStore {
     const hash = block.hash();
     this.decoded.set(bytesKey(hash), block);
     if ((await this.cache.getBlockNumber(hash)) === null) {
-      await this.cache.putBlock({
-        number: block.header.number,
-        hash,
-        header: block.header.serialize(),
-        body: RLP.encode(block.raw().slice(1)),
-        txHashes: block.transactions.map((tx) => tx.hash()),
-      });
+      await keep(() =>
+        this.cache.putBlock({
+          number: block.header.number,
+          hash,
+          header: block.header.serialize(),
+          body: RLP.encode(block.raw().slice(1)),
+          txHashes: block.transactions.map((tx) => tx.hash()),
+        }),
+      );
     }
     return block;
   }
@@ -447,7 +450,7 @@ export class UpstreamStore implements ChainStore {
         json = outcomes.map((o) => (o.ok ? o.result : null));
       }
       const { encoded, json: rendered } = await receiptsFromRpc(block, json);
-      await this.cache.putReceipts(blockHash, encoded, rendered);
+      await keep(() => this.cache.putReceipts(blockHash, encoded, rendered));
       return true;
     });
   }
@@ -458,6 +461,20 @@ export class UpstreamStore implements ChainStore {
     const started = work().finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, started);
     return started;
+  }
+}
+
+/**
+ * A write into the cache. One the store refuses (a full disk) fails the request that needed it with
+ * -32000 saying why, not as an internal error: what is cached is still served.
+ */
+async function keep(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (e) {
+    if (e instanceof StoreWriteRefused)
+      throw new RequestFailed(`the node cannot keep what it reads from its upstream now: ${e.reason}`);
+    throw e;
   }
 }
 

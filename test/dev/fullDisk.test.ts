@@ -3,9 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type Anvil, startAnvil } from '../support/anvil.ts';
 import { tempDir } from '../support/cli.ts';
 import { devAccount } from '../support/devAccounts.ts';
 import { type CliServer, serveDev, stopDev } from '../support/devServer.ts';
+import { startUpstreamServer, type UpstreamServer } from '../support/upstream.ts';
 
 // A dev chain whose disk fills up (issue 19, item 11): a real ext4 file system on a loop device, so
 // that the disk is full as a real one is (tmpfs fails differently: LMDB prints nothing there). A
@@ -55,11 +57,16 @@ function fill(file: string): void {
   }
 }
 
-/** A fresh ext4 file system of IMAGE_MB mounted at a new directory, or why it cannot be made here. */
-function mountDisk(dir: string): { mount: string; unmount: () => void } | string {
+interface Disk {
+  mount: string;
+  unmount: () => void;
+}
+
+/** A fresh ext4 file system of IMAGE_MB mounted at a new directory under `dir`, or why it cannot be made here. */
+function mountDisk(dir: string, name: string): Disk | string {
   if (process.getuid?.() !== 0) return 'mounting a file system needs root';
-  const image = join(dir, 'disk.img');
-  const mount = join(dir, 'disk');
+  const image = join(dir, `${name}.img`);
+  const mount = join(dir, name);
   mkdirSync(mount);
   try {
     execFileSync('truncate', ['-s', `${IMAGE_MB}M`, image]);
@@ -72,10 +79,15 @@ function mountDisk(dir: string): { mount: string; unmount: () => void } | string
 }
 
 const dir = tempDir('ethtrace-full-disk-');
-const disk = mountDisk(dir.path);
+const disk = mountDisk(dir.path, 'dev');
+const cacheDisk = typeof disk === 'string' ? disk : mountDisk(dir.path, 'upstream');
+after(() => {
+  for (const d of [disk, cacheDisk]) if (typeof d !== 'string') d.unmount();
+  dir.cleanup();
+});
 
 describe('a dev chain on a disk that fills up', { skip: typeof disk === 'string' ? disk : false }, () => {
-  const { mount, unmount } = disk as { mount: string; unmount: () => void };
+  const { mount } = disk as Disk;
   const filler = join(mount, 'filler');
   let server: CliServer;
   const stderr: string[] = [];
@@ -87,11 +99,6 @@ describe('a dev chain on a disk that fills up', { skip: typeof disk === 'string'
   });
   after(async () => {
     if (server) await stopDev(server.child);
-    try {
-      unmount();
-    } finally {
-      dir.cleanup();
-    }
   });
 
   it('takes transactions while there is space', async () => {
@@ -145,5 +152,41 @@ describe('a dev chain on a disk that fills up', { skip: typeof disk === 'string'
     for (let i = 0; i < 50 && !stderr.join('').includes('the chain store takes writes again'); i++)
       await new Promise((resolve) => setTimeout(resolve, 100));
     assert.ok(stderr.join('').includes('the chain store takes writes again'), stderr.join(''));
+  });
+});
+
+describe('upstream mode caching on a disk that fills up', {
+  skip: typeof cacheDisk === 'string' ? cacheDisk : false,
+}, () => {
+  const { mount } = cacheDisk as Disk;
+  const filler = join(mount, 'filler');
+  let anvil: Anvil;
+  let upstream: UpstreamServer;
+
+  before(async () => {
+    anvil = await startAnvil();
+    await anvil.rpc('anvil_mine', ['0x14']);
+    upstream = await startUpstreamServer([anvil.url], { datadir: join(mount, 'cache'), pollMs: 600_000 });
+  });
+  after(async () => {
+    await upstream?.close();
+    await anvil?.stop();
+  });
+
+  it('answers -32000 for what it would have to cache, and still serves what it has', async () => {
+    const cached = await post(upstream.url, 'eth_getBlockByNumber', ['0x3', false]);
+    assert.equal(cached.error, undefined, JSON.stringify(cached.error));
+    fill(filler);
+    for (const number of ['0x9', '0xa']) {
+      const answer = await post(upstream.url, 'eth_getBlockByNumber', [number, false]);
+      assert.deepEqual(answer.error, {
+        code: -32000,
+        message: 'the node cannot keep what it reads from its upstream now: no space left on its disk',
+      });
+    }
+    assert.deepEqual(await post(upstream.url, 'eth_getBlockByNumber', ['0x3', false]), cached);
+    rmSync(filler);
+    const later = await post(upstream.url, 'eth_getBlockByNumber', ['0x9', false]);
+    assert.equal((later.result as { number: string }).number, '0x9');
   });
 });
