@@ -94,7 +94,7 @@ type Tables = Record<BinaryTable, Table> & {
 /**
  * Where the store records that its values carry checksums (checksum.ts), written when a writer
  * first opens an empty store. A store with records but without it was written before checksums
- * were kept: it is refused with one line rather than read unchecked (see openLmdb).
+ * were kept: it is refused with one line rather than read unchecked (see checkFormat).
  */
 const FORMAT_META = 'store-format';
 const FORMAT = 'crc32 of key and value, appended';
@@ -200,7 +200,9 @@ function checkFormat(tables: Tables, readOnly: boolean, path: string): void {
     throw new StoreUnusableError(
       `the chain store in ${path} was written by an earlier ethtrace, which kept no checksum with each record, so damage in it could not be told from data: import the chain again into a new --datadir, or run the ethtrace that made it`,
     );
-  if (!readOnly) tables.meta.db.putSync(key, seal(key, Buffer.from(FORMAT)));
+  if (readOnly) return;
+  checkFreeSpace(path, 0);
+  tables.meta.db.putSync(key, seal(key, Buffer.from(FORMAT)));
 }
 
 /**
