@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { RLP } from '@ethereumjs/rlp';
 import { hexToBytes } from '@ethereumjs/util';
 import { open } from 'lmdb';
+import { keccak256 } from '../../src/primitives/keccak.ts';
 import { checksumOf } from '../../src/store/lmdb/checksum.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { addressHistoryKey, blockNumberKey } from '../../src/store/lmdb/keys.ts';
@@ -135,6 +136,8 @@ describe('a flipped byte in a stored value', () => {
       },
       { record: 'bodies', method: 'eth_getBlockByNumber', params: [hex(b2.number), true] },
       { record: 'bodies', method: 'eth_getTransactionByHash', params: [b2.txHash] },
+      { record: 'bodies', method: 'trace_block', params: [hex(b2.number)] },
+      { record: 'bodies', method: 'debug_traceBlockByNumber', params: [hex(b2.number), {}] },
     );
     // Block 3: its receipts as served (a byte of the text `"logIndex"` in its first receipt with logs).
     const json = await storedValue('receipt JSON', store.getBlockReceiptsJson(b3.hash));
@@ -173,13 +176,27 @@ describe('a flipped byte in a stored value', () => {
       { record: 'txIndex', method: 'eth_getTransactionByHash', params: [b6.txHash] },
       { record: 'txIndex', method: 'eth_getTransactionReceipt', params: [b6.txHash] },
     );
+    // Block 6 too: the trie node that holds its first sender's account after it (a proof's last node).
+    const proof = await intact.rpc<{ accountProof: string[] }>('eth_getProof', [b6.from, [], hex(b6.number)]);
+    const leaf = hexToBytes(proof.accountProof.at(-1) as `0x${string}`);
+    flipStoredValue(file, keccak256(leaf), leaf, leaf.length - 2);
+    reads.push({ record: 'trieNodes', method: 'eth_getProof', params: [b6.from, [], hex(b6.number)] });
     // Block 7: the account of its first sender, as it was after that block (its balance).
     const sender = hexToBytes(b7.from as `0x${string}`);
     const account = await store.getAccountAt(sender, b7.number);
     assert.ok(account);
     const encoded = encodeAccount(account);
     flipStoredValue(file, addressHistoryKey(sender, b7.number), encoded, encoded.length - 1);
-    reads.push({ record: 'accountHistory', method: 'eth_getBalance', params: [b7.from, hex(b7.number)] });
+    reads.push(
+      { record: 'accountHistory', method: 'eth_getBalance', params: [b7.from, hex(b7.number)] },
+      { record: 'accountHistory', method: 'eth_getTransactionCount', params: [b7.from, hex(b7.number)] },
+      // Run by a worker: the EVM reads the sender's account to move the value.
+      {
+        record: 'accountHistory',
+        method: 'eth_call',
+        params: [{ from: b7.from, to: `0x${'11'.repeat(20)}`, value: '0x1' }, hex(b7.number)],
+      },
+    );
 
     damaged = await startServer(copy, { log: (line) => logged.push(line) });
   });
