@@ -38,6 +38,11 @@ async function post(url: string, method: string, params: unknown[]): Promise<Ans
 /** A transfer with some calldata, so that a block is more than a few pages. */
 const transfer = (i: number) => [{ from: FROM, to: TO, value: '0x1', data: `0x${'ab'.repeat(2000 + i)}` }];
 
+/** Resolves once `done()` holds, or after 5 s (the assertion that follows then fails). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 50 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 /** Fills the file system of `dir` until a write of even one block fails. */
 function fill(file: string): void {
   const fd = openSync(file, 'w');
@@ -125,6 +130,8 @@ describe('a dev chain on a disk that fills up', { skip: typeof disk === 'string'
   });
 
   it('logs it once, in JSON lines only: no line of LMDB’s own', async () => {
+    // The log is written asynchronously: wait for its line about the disk (or give up after 5 s).
+    await until(() => stderr.join('').includes('new blocks cannot be stored'));
     const lines = stderr.join('').split('\n').filter(Boolean);
     const raw = lines.filter((line) => !line.startsWith('{'));
     assert.deepEqual(raw, [], 'stderr holds lines that are not JSON');
@@ -149,8 +156,7 @@ describe('a dev chain on a disk that fills up', { skip: typeof disk === 'string'
     const receipt = await post(server.url, 'eth_getTransactionReceipt', [firstTx]);
     assert.equal((receipt.result as { status: string }).status, '0x1');
     // The log is written asynchronously: its line may follow the answer.
-    for (let i = 0; i < 50 && !stderr.join('').includes('the chain store takes writes again'); i++)
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => stderr.join('').includes('the chain store takes writes again'));
     assert.ok(stderr.join('').includes('the chain store takes writes again'), stderr.join(''));
   });
 });
