@@ -15,7 +15,23 @@ export class CommitRejectedError extends Error {
  * say): damage, never an answer to serve. Whoever meets it fails the request as an internal error.
  */
 export class StoreInconsistentError extends Error {
-  override readonly name = 'StoreInconsistentError';
+  override readonly name: string = 'StoreInconsistentError';
+}
+
+/**
+ * A stored value that fails its checksum (src/store/lmdb/checksum.ts): a byte of it, or of its key,
+ * changed on disk. Met serving a request it fails that request as an internal error, logged with
+ * this message; met opening the store, it is a StoreUnusableError (see storeError).
+ */
+export class DamagedValueError extends StoreInconsistentError {
+  override readonly name = 'DamagedValueError';
+  constructor(
+    datadir: string,
+    /** What is damaged: the table and the key. */
+    readonly what: string,
+  ) {
+    super(damagedStore(datadir, what).message);
+  }
 }
 
 /**
@@ -24,6 +40,22 @@ export class StoreInconsistentError extends Error {
  */
 export class StoreUnusableError extends UserError {
   override name = 'StoreUnusableError';
+}
+
+/**
+ * The store cannot write now (a full disk, a datadir no longer writable, the map's size limit);
+ * what it holds is intact and still readable. `reason` says why in words for a client, without the
+ * datadir's path: the service answers a write it refused with it (-32000), not as an internal error.
+ */
+export class StoreWriteRefused extends StoreUnusableError {
+  override name = 'StoreWriteRefused';
+  constructor(
+    message: string,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 // LMDB's own return codes (lmdb.h); lmdb-js puts them, like errno values, in a numeric `code`.
@@ -50,8 +82,11 @@ function errnoName(code: unknown): string | undefined {
  */
 export function storeError(error: unknown, datadir: string): unknown {
   if (error instanceof UserError || !(error instanceof Error)) return error;
+  if (error instanceof DamagedValueError) return damagedStore(datadir, error.what, error);
   const code = (error as { code?: unknown }).code;
   const fix = (what: string, todo: string) => new StoreUnusableError(`${what}: ${todo}`, { cause: error });
+  const refuse = (what: string, todo: string, reason: string) =>
+    new StoreWriteRefused(`${what}: ${todo}`, reason, { cause: error });
   if (typeof code === 'number' && DAMAGED.has(code))
     return damagedStore(datadir, `LMDB: ${error.message}`, error);
   if (code === MDB_VERSION_MISMATCH)
@@ -60,24 +95,33 @@ export function storeError(error: unknown, datadir: string): unknown {
       'open it with the ethtrace that made it, or import the chain again into a new --datadir',
     );
   if (code === MDB_MAP_FULL)
-    return fix(`the chain store in ${datadir} reached its size limit`, 'import into a new --datadir');
+    return refuse(
+      `the chain store in ${datadir} reached its size limit`,
+      'import into a new --datadir',
+      'its chain store reached its size limit',
+    );
   switch (errnoName(code)) {
     case 'ENOSPC':
     case 'EDQUOT':
-      return fix(
+      return refuse(
         `no space left on the disk of ${datadir}`,
         'free some space (what was stored before is kept) and run the command again',
+        'no space left on its disk',
       );
     case 'EROFS':
     case 'EACCES':
     case 'EPERM':
-      return fix(`${datadir} is not writable`, 'give a --datadir this user can write to');
+      return refuse(
+        `${datadir} is not writable`,
+        'give a --datadir this user can write to',
+        'its data directory is not writable',
+      );
     case 'ENOTDIR':
     case 'EEXIST':
       return fix(`${datadir} is not a directory`, 'give --datadir a directory (it is created if missing)');
     case 'EIO':
       // LMDB reports a short write, which is what a full disk gives it, as EIO.
-      if (diskFull(datadir))
+      if ((freeDiskBytes(datadir) ?? Number.POSITIVE_INFINITY) < MIN_FREE_DISK_BYTES)
         return storeError(Object.assign(new Error('disk full'), { code: 'ENOSPC' }), datadir);
       return damagedStore(datadir, `the disk reports an I/O error: ${error.message}`, error);
     default:
@@ -86,18 +130,34 @@ export function storeError(error: unknown, datadir: string): unknown {
 }
 
 /**
- * Below this much free space an I/O error while writing is taken for a full disk: a block's write
- * transaction is rarely larger, and the failed write itself may have taken what was left.
+ * The free space the store keeps on its disk: a write that would leave less is refused before LMDB
+ * is given it (src/store/lmdb/index.ts), and below it an I/O error while writing is taken for a full
+ * disk (the failed write itself may have taken what was left). A block's write transaction is rarely
+ * larger. LMDB meeting a full disk fails inside its commit and prints its own lines (`mdb_page_spill
+ * error 5`) on the process's stderr, which is where the JSON log goes: stopping short of the full
+ * disk keeps them out of it.
  */
-const FULL_DISK_MARGIN_BYTES = 16 * 1024 * 1024;
+export const MIN_FREE_DISK_BYTES = 16 * 1024 * 1024;
 
-function diskFull(datadir: string): boolean {
+/** Bytes free for this user on the disk of `dir`; null when that cannot be told. */
+export function freeDiskBytes(dir: string): number | null {
   try {
-    const fs = statfsSync(datadir);
-    return fs.bavail * fs.bsize < FULL_DISK_MARGIN_BYTES;
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/**
+ * Throws StoreWriteRefused when writing about `bytes` into the store in `datadir` would leave less
+ * than MIN_FREE_DISK_BYTES free (copy-on-write pages: each changed page is written anew, twice the
+ * data is allowed for).
+ */
+export function checkFreeSpace(datadir: string, bytes: number): void {
+  const free = freeDiskBytes(datadir);
+  if (free !== null && free < MIN_FREE_DISK_BYTES + 2 * bytes)
+    throw storeError(Object.assign(new Error('disk full'), { code: 'ENOSPC' }), datadir);
 }
 
 export function damagedStore(datadir: string, what: string, cause?: unknown): StoreUnusableError {

@@ -8,6 +8,7 @@ import { InvalidArgument, RequestFailed } from '../../core/errors.ts';
 import type { ChainWriter } from '../../ingest/chainWriter.ts';
 import { mineBlock } from '../../ingest/devMiner.ts';
 import { toHex } from '../../primitives/hex.ts';
+import { StoreWriteRefused } from '../../store/errors.ts';
 import type { ChainEvents } from '../events.ts';
 import { admit, decodeSent, type Head } from './admission.ts';
 import { DevClock, MAX_DEV_TIMESTAMP } from './clock.ts';
@@ -48,6 +49,8 @@ export class DevService {
   private blockTime: number | null = null;
   /** Set by stop(): a long evm_mine ends after the block it is writing. */
   private stopping = false;
+  /** Whether the last write was refused (a full disk): logged once when it starts and once when it ends. */
+  private writeRefused = false;
 
   constructor(
     private readonly writer: ChainWriter,
@@ -318,6 +321,19 @@ export class DevService {
     if (restored > 0) this.log(`restored ${restored} pending transactions from the pool journal`);
   }
 
+  /**
+   * A write the store refused (a full disk) is the client's answer in words (-32000), not an
+   * internal error: the node is fine, and its chain as it was, but it cannot take new blocks. The
+   * log says it once, with the datadir and what to do, when writes start failing and once when they
+   * work again.
+   */
+  private refusedWrite(e: unknown): unknown {
+    if (!(e instanceof StoreWriteRefused)) return e;
+    if (!this.writeRefused) this.log(`new blocks cannot be stored: ${e.message}`);
+    this.writeRefused = true;
+    return new RequestFailed(`the node cannot store new blocks now: ${e.reason}`);
+  }
+
   /** The chain transactions are checked against: the head, with the next block's rules. */
   private head(): Head {
     return { state: this.writer.headState, header: this.writer.headHeader, common: this.nextBlockCommon() };
@@ -339,11 +355,20 @@ export class DevService {
   private serially<T>(work: () => Promise<T>): Promise<T> {
     // The pool's journal is written before the work's answer is given, whether it failed or not.
     const journaled = async () => {
+      let result: T;
       try {
-        return await work();
-      } finally {
-        await this.journal.write(this.pool);
+        try {
+          result = await work();
+        } finally {
+          await this.journal.write(this.pool);
+        }
+      } catch (e) {
+        throw this.refusedWrite(e);
       }
+      // The journal was written: the store takes writes (again).
+      if (this.writeRefused) this.log('the chain store takes writes again');
+      this.writeRefused = false;
+      return result;
     };
     const next = this.queue.then(journaled, journaled);
     this.queue = next.catch(() => {});

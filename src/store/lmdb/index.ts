@@ -8,7 +8,13 @@ import { RLP } from '@ethereumjs/rlp';
 import { bytesToHex, concatBytes, equalsBytes } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { keccak256 } from '../../primitives/keccak.ts';
-import { CommitRejectedError, damagedStore, storeError } from '../errors.ts';
+import {
+  CommitRejectedError,
+  checkFreeSpace,
+  DamagedValueError,
+  StoreUnusableError,
+  storeError,
+} from '../errors.ts';
 import type {
   BlockRef,
   BlockWrite,
@@ -18,6 +24,7 @@ import type {
   TxLocation,
   UpstreamCache,
 } from '../types.ts';
+import { seal, sliceChecksum, unseal } from './checksum.ts';
 import {
   addressHistoryKey,
   blockNumberKey,
@@ -38,7 +45,6 @@ import {
   encodeReceipts,
   encodeTxLocation,
   minimalValue,
-  plainBytes,
   type RenderedReceipts,
   receiptByteRange,
   renderReceiptsJson,
@@ -77,13 +83,21 @@ const UPSTREAM_TABLES = [
 
 type UpstreamTable = (typeof UPSTREAM_TABLES)[number];
 
-type Tables = Record<BinaryTable, BinaryDb> & {
-  receiptsJson: BinaryDb; // block hash → `[r0,r1,...]`, the eth_getBlockReceipts answer
+type Tables = Record<BinaryTable, Table> & {
+  receiptsJson: Table; // block hash → `[r0,r1,...]`, the eth_getBlockReceipts answer
   // number (8, BE) → what the block wrote (tx hashes, accounts, wipes, slots), for unwindTo. Only
   // writers use it: null in a read-only open of a store made before it existed.
-  blockChanges: BinaryDb | null;
-  upstream: Record<UpstreamTable, BinaryDb> | null;
+  blockChanges: Table | null;
+  upstream: Record<UpstreamTable, Table> | null;
 };
+
+/**
+ * Where the store records that its values carry checksums (checksum.ts), written when a writer
+ * first opens an empty store. A store with records but without it was written before checksums
+ * were kept: it is refused with one line rather than read unchecked (see checkFormat).
+ */
+const FORMAT_META = 'store-format';
+const FORMAT = 'crc32 of key and value, appended';
 
 /**
  * Address space to reserve, not disk: LMDB grows the file as pages are written. Reserving a lot up
@@ -91,11 +105,6 @@ type Tables = Record<BinaryTable, BinaryDb> & {
  * lmdb-js still grows the map past this if the data ever needs it.
  */
 const MAP_SIZE = 2 ** 40;
-
-// Blocks remembered as having valid receipt JSON: more than a getLogs range touches at once, and at
-// ~70 bytes a key small enough to keep (the set is emptied when full rather than kept in LRU order).
-const CHECKED_RECEIPTS_KEPT = 16_384;
-const JSON_DECODER = new TextDecoder('utf-8', { fatal: true });
 
 export async function openLmdbStore(path: string, opts: { readOnly?: boolean } = {}): Promise<ChainStore> {
   return openLmdb(path, opts.readOnly ?? false, false);
@@ -117,7 +126,9 @@ async function openLmdb(path: string, readOnly: boolean, upstream: boolean): Pro
     throw storeError(error, path);
   }
   try {
-    return new LmdbStore(env, openTables(env, readOnly, upstream), path);
+    const tables = openTables(env, readOnly, upstream, path);
+    checkFormat(tables, readOnly, path);
+    return new LmdbStore(env, tables, path);
   } catch (error) {
     await env.close();
     throw storeError(error, path);
@@ -149,21 +160,107 @@ function openEnvironment(path: string, readOnly: boolean): RootDatabase {
   });
 }
 
-function openTables(env: RootDatabase, readOnly: boolean, upstream: boolean): Tables {
-  const binary = BINARY_TABLES.map((name) => [name, openTable<Uint8Array>(env, name, 'binary')]);
+function openTables(env: RootDatabase, readOnly: boolean, upstream: boolean, path: string): Tables {
+  const table = (name: string) => new Table(name, openTable<Uint8Array>(env, name, 'binary'), path);
+  const binary = BINARY_TABLES.map((name) => [name, table(name)]);
+  const blockChanges = readOnly
+    ? env.openDB<Uint8Array, Uint8Array>('blockChanges', { keyEncoding: 'binary', encoding: 'binary' })
+    : openTable<Uint8Array>(env, 'blockChanges', 'binary');
   return {
     upstream: upstream
-      ? (Object.fromEntries(
-          UPSTREAM_TABLES.map((name) => [name, openTable<Uint8Array>(env, name, 'binary')]),
-        ) as Record<UpstreamTable, BinaryDb>)
+      ? (Object.fromEntries(UPSTREAM_TABLES.map((name) => [name, table(name)])) as Record<
+          UpstreamTable,
+          Table
+        >)
       : null,
-    ...(Object.fromEntries(binary) as Record<BinaryTable, BinaryDb>),
-    receiptsJson: openTable<Uint8Array>(env, 'receiptsJson', 'binary'),
-    blockChanges: readOnly
-      ? (env.openDB<Uint8Array, Uint8Array>('blockChanges', { keyEncoding: 'binary', encoding: 'binary' }) ??
-        null)
-      : openTable<Uint8Array>(env, 'blockChanges', 'binary'),
+    ...(Object.fromEntries(binary) as Record<BinaryTable, Table>),
+    receiptsJson: table('receiptsJson'),
+    blockChanges: blockChanges === undefined ? null : new Table('blockChanges', blockChanges, path),
   };
+}
+
+/**
+ * Refuses a store written without checksums (there is no telling damage from data in it), and
+ * records in an empty one, opened to write, that its values carry them.
+ */
+function checkFormat(tables: Tables, readOnly: boolean, path: string): void {
+  const key = metaKey(FORMAT_META);
+  const stored = tables.meta.db.get(key);
+  if (stored !== undefined) {
+    const format = unseal(key, stored);
+    if (format === null) throw new DamagedValueError(path, 'its format record fails its checksum');
+    if (Buffer.from(format).toString() !== FORMAT)
+      throw new StoreUnusableError(
+        `the chain store in ${path} is in a format this ethtrace does not read (${Buffer.from(format).toString()}): run the ethtrace that made it, or import the chain again into a new --datadir`,
+      );
+    return;
+  }
+  const holdsRecords = [tables.meta, tables.headers, tables.canonical].some((table) => !table.isEmpty());
+  if (holdsRecords)
+    throw new StoreUnusableError(
+      `the chain store in ${path} was written by an earlier ethtrace, which kept no checksum with each record, so damage in it could not be told from data: import the chain again into a new --datadir, or run the ethtrace that made it`,
+    );
+  if (readOnly) return;
+  checkFreeSpace(path, 0);
+  tables.meta.db.putSync(key, seal(key, Buffer.from(FORMAT)));
+}
+
+/**
+ * One LMDB table whose values carry a checksum (checksum.ts): written with it, checked on every
+ * read, and a value that fails it is a DamagedValueError, never returned.
+ */
+class Table {
+  constructor(
+    readonly name: string,
+    readonly db: BinaryDb,
+    private readonly path: string,
+  ) {}
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    const stored = this.db.get(key);
+    return stored === undefined ? undefined : this.open(key, stored);
+  }
+
+  /** The value stored under `key` as read by a cursor or a fast get, checked. */
+  open(key: Uint8Array, stored: Uint8Array): Uint8Array {
+    const value = unseal(key, stored);
+    if (value === null) throw this.damaged(key);
+    return value;
+  }
+
+  damaged(key: Uint8Array, what = ''): DamagedValueError {
+    return new DamagedValueError(
+      this.path,
+      `its ${this.name} record under ${bytesToHex(key)}${what} fails its checksum`,
+    );
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.db.putSync(key, seal(key, value));
+  }
+
+  remove(key: Uint8Array): void {
+    this.db.removeSync(key);
+  }
+
+  exists(key: Uint8Array): boolean {
+    return this.db.doesExist(key);
+  }
+
+  isEmpty(): boolean {
+    for (const _ of this.db.getKeys({ limit: 1 })) return false;
+    return true;
+  }
+
+  /** Entries of a range, each value checked against its key. */
+  *range(options: {
+    start?: Uint8Array;
+    end?: Uint8Array;
+    reverse?: boolean;
+    limit?: number;
+  }): Generator<{ key: Uint8Array; value: Uint8Array }> {
+    for (const { key, value } of this.db.getRange(options)) yield { key, value: this.open(key, value) };
+  }
 }
 
 function openTable<V>(
@@ -184,8 +281,6 @@ class LmdbStore implements ChainStore, UpstreamCache {
   readonly #env: RootDatabase;
   readonly #db: Tables;
   readonly #path: string;
-  /** Blocks whose stored receipt JSON parsed, so that each is parsed once, not on every request. */
-  readonly #checkedReceipts = new Set<string>();
 
   constructor(env: RootDatabase, tables: Tables, path: string) {
     this.#env = env;
@@ -193,8 +288,12 @@ class LmdbStore implements ChainStore, UpstreamCache {
     this.#path = path;
   }
 
-  /** One synchronous write transaction; LMDB's numeric errors (a full disk) become a clear one. */
-  #write(body: () => void): void {
+  /**
+   * One synchronous write transaction of about `bytes` of values; LMDB's numeric errors (a full
+   * disk) become a clear one, and a disk that is nearly full refuses it before LMDB writes anything.
+   */
+  #write(body: () => void, bytes = 0): void {
+    checkFreeSpace(this.#path, bytes);
     try {
       this.#env.transactionSync(body);
     } catch (error) {
@@ -210,7 +309,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async getCanonicalHash(number: bigint): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.canonical.get(blockNumberKey(number)));
+    return this.#db.canonical.get(blockNumberKey(number)) ?? null;
   }
 
   async getBlockNumber(hash: Uint8Array): Promise<bigint | null> {
@@ -219,15 +318,15 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async getHeader(hash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.headers.get(hash));
+    return this.#db.headers.get(hash) ?? null;
   }
 
   async getBody(hash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.bodies.get(hash));
+    return this.#db.bodies.get(hash) ?? null;
   }
 
   async getStateRoot(hash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.stateRoots.get(hash));
+    return this.#db.stateRoots.get(hash) ?? null;
   }
 
   async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
@@ -241,48 +340,35 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async getBlockReceiptsJson(blockHash: Uint8Array): Promise<Uint8Array | null> {
-    const json = bytesOrNull(this.#db.receiptsJson.get(blockHash));
-    if (json === null) return null;
-    const key = bytesToHex(blockHash);
-    if (!this.#checkedReceipts.has(key)) {
-      this.#checkJson(json, `the JSON receipts of block ${key}`);
-      if (this.#checkedReceipts.size >= CHECKED_RECEIPTS_KEPT) this.#checkedReceipts.clear();
-      this.#checkedReceipts.add(key);
-    }
-    return json;
+    // Stored receipt JSON is served as it is (RawJson): its checksum is what keeps a damaged byte
+    // from going out as data, or as invalid JSON in a 200 response.
+    return this.#db.receiptsJson.get(blockHash) ?? null;
   }
 
   async getReceiptJson(blockHash: Uint8Array, index: number): Promise<Uint8Array | null> {
     // getBinaryFast lends a buffer that the next read overwrites: take the numbers out first, and
-    // decode only this receipt's bytes rather than the whole block's text.
-    const boundaries = this.#db.receiptBoundaries.getBinaryFast(blockHash);
-    const range = boundaries === undefined ? null : receiptByteRange(boundaries, index);
+    // copy (and check) only this receipt's bytes rather than the whole block's text.
+    const { receiptBoundaries, receiptsJson } = this.#db;
+    const boundaries = receiptBoundaries.db.getBinaryFast(blockHash);
+    const range =
+      boundaries === undefined
+        ? null
+        : receiptByteRange(receiptBoundaries.open(blockHash, boundaries), index);
     if (range === null) return null;
-    const text = this.#db.receiptsJson.getBinaryFast(blockHash);
+    const text = receiptsJson.db.getBinaryFast(blockHash);
     if (text === undefined) return null;
-    const json: Uint8Array = Uint8Array.prototype.slice.call(text, range[0], range[1]);
-    this.#checkJson(json, `the JSON receipt ${index} of block ${bytesToHex(blockHash)}`);
+    const json: Uint8Array = Uint8Array.prototype.slice.call(text, range.start, range.end);
+    if (json.length !== range.end - range.start || sliceChecksum(json) !== range.checksum)
+      throw receiptsJson.damaged(blockHash, ` (receipt ${index})`);
     return json;
   }
 
-  /**
-   * Stored receipt JSON is served as it is (RawJson); a damaged byte must become an error answer,
-   * never invalid JSON in a 200 response.
-   */
-  #checkJson(json: Uint8Array, what: string): void {
-    try {
-      JSON.parse(JSON_DECODER.decode(json));
-    } catch {
-      throw damagedStore(this.#path, `${what} is not valid JSON`);
-    }
-  }
-
   async getTrieNode(hash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.trieNodes.get(hash));
+    return this.#db.trieNodes.get(hash) ?? null;
   }
 
   async getCode(codeHash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.code.get(codeHash));
+    return this.#db.code.get(codeHash) ?? null;
   }
 
   async getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null> {
@@ -299,15 +385,15 @@ class LmdbStore implements ChainStore, UpstreamCache {
     if (wiped !== undefined && blockNumberSuffix(wiped.key) > blockNumberSuffix(written.key)) {
       return new Uint8Array(0);
     }
-    return plainBytes(written.value);
+    return written.value;
   }
 
   async getMeta(key: string): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.meta.get(metaKey(key)));
+    return this.#db.meta.get(metaKey(key)) ?? null;
   }
 
   async putMeta(key: string, value: Uint8Array): Promise<void> {
-    this.#write(() => this.#db.meta.putSync(metaKey(key), value));
+    this.#write(() => this.#db.meta.put(metaKey(key), value), value.length);
   }
 
   async commitBlock(block: BlockWrite): Promise<void> {
@@ -317,11 +403,14 @@ class LmdbStore implements ChainStore, UpstreamCache {
     const receiptsJson = renderReceiptsJson(block.receiptsJson);
     // Default flags (abortable, synchronous commit flushed before returning): a resolved
     // commitBlock is on disk, and a throw inside aborts the whole block.
-    this.#write(() => {
-      this.#checkExtendsHead(block);
-      this.#writeBlock(block, receipts, receiptsJson);
-      for (const [key, value] of block.meta ?? []) this.#db.meta.putSync(metaKey(key), value);
-    });
+    this.#write(
+      () => {
+        this.#checkExtendsHead(block);
+        this.#writeBlock(block, receipts, receiptsJson);
+        for (const [key, value] of block.meta ?? []) this.#db.meta.put(metaKey(key), value);
+      },
+      blockWriteBytes(block, receipts, receiptsJson),
+    );
   }
 
   async unwindTo(number: bigint): Promise<void> {
@@ -336,7 +425,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
     await this.#env.close();
   }
 
-  get #upstream(): Record<UpstreamTable, BinaryDb> {
+  get #upstream(): Record<UpstreamTable, Table> {
     const tables = this.#db.upstream;
     if (tables === null) throw new Error('this store was not opened as an upstream cache');
     return tables;
@@ -345,11 +434,11 @@ class LmdbStore implements ChainStore, UpstreamCache {
   async putBlock(block: CachedBlock): Promise<void> {
     const db = this.#db;
     this.#write(() => {
-      db.headers.putSync(block.hash, block.header);
-      db.bodies.putSync(block.hash, block.body);
-      db.blockNumbers.putSync(block.hash, blockNumberKey(block.number));
+      db.headers.put(block.hash, block.header);
+      db.bodies.put(block.hash, block.body);
+      db.blockNumbers.put(block.hash, blockNumberKey(block.number));
       block.txHashes.forEach((txHash, index) => {
-        db.txIndex.putSync(txHash, encodeTxLocation(block.hash, block.number, index));
+        db.txIndex.put(txHash, encodeTxLocation(block.hash, block.number, index));
       });
     });
   }
@@ -359,19 +448,19 @@ class LmdbStore implements ChainStore, UpstreamCache {
     const rendered = renderReceiptsJson(receiptsJson);
     const db = this.#db;
     this.#write(() => {
-      db.receipts.putSync(blockHash, encoded);
-      db.receiptsJson.putSync(blockHash, rendered.text);
-      db.receiptBoundaries.putSync(blockHash, rendered.boundaries);
+      db.receipts.put(blockHash, encoded);
+      db.receiptsJson.put(blockHash, rendered.text);
+      db.receiptBoundaries.put(blockHash, rendered.boundaries);
     });
   }
 
   async putCanonical(number: bigint, hash: Uint8Array): Promise<void> {
     const table = this.#upstream.upstreamCanonical;
-    this.#write(() => table.putSync(blockNumberKey(number), hash));
+    this.#write(() => table.put(blockNumberKey(number), hash));
   }
 
   async getCachedCanonical(number: bigint): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#upstream.upstreamCanonical.get(blockNumberKey(number)));
+    return this.#upstream.upstreamCanonical.get(blockNumberKey(number)) ?? null;
   }
 
   async getCachedAccount(
@@ -387,7 +476,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
     address: Uint8Array,
     slot: Uint8Array,
   ): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#upstream.upstreamStorage.get(concatBytes(blockHash, address, slot)));
+    return this.#upstream.upstreamStorage.get(concatBytes(blockHash, address, slot)) ?? null;
   }
 
   async putState(blockHash: Uint8Array, entries: Parameters<UpstreamCache['putState']>[1]): Promise<void> {
@@ -395,10 +484,10 @@ class LmdbStore implements ChainStore, UpstreamCache {
     const code = this.#db.code;
     this.#write(() => {
       for (const { address, account } of entries.accounts)
-        upstreamAccounts.putSync(concatBytes(blockHash, address), encodeAccount(account));
+        upstreamAccounts.put(concatBytes(blockHash, address), encodeAccount(account));
       for (const { address, slot, value } of entries.storage)
-        upstreamStorage.putSync(concatBytes(blockHash, address, slot), minimalValue(value));
-      for (const [codeHash, bytes] of entries.code) code.putSync(codeHash, bytes);
+        upstreamStorage.put(concatBytes(blockHash, address, slot), minimalValue(value));
+      for (const [codeHash, bytes] of entries.code) code.put(codeHash, bytes);
     });
   }
 
@@ -416,22 +505,22 @@ class LmdbStore implements ChainStore, UpstreamCache {
           db.receiptsJson,
           db.receiptBoundaries,
         ])
-          table.removeSync(hash);
+          table.remove(hash);
         if (body !== undefined)
           for (const txHash of bodyTxHashes(body)) {
             const location = db.txIndex.get(txHash);
             if (location !== undefined && equalsBytes(decodeTxLocation(location).blockHash, hash))
-              db.txIndex.removeSync(txHash);
+              db.txIndex.remove(txHash);
           }
         for (const table of [upstreamAccounts, upstreamStorage])
-          for (const key of table.getKeys({ start: hash, end: prefixEnd(hash) })) table.removeSync(key);
+          for (const key of table.db.getKeys({ start: hash, end: prefixEnd(hash) })) table.remove(key);
       }
     });
   }
 
   #readHead(): BlockRef | null {
-    for (const { key, value } of this.#db.canonical.getRange({ reverse: true, limit: 1 })) {
-      return { number: readUint64(key), hash: plainBytes(value) };
+    for (const { key, value } of this.#db.canonical.range({ reverse: true, limit: 1 })) {
+      return { number: readUint64(key), hash: value };
     }
     return null;
   }
@@ -442,7 +531,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
     if (block.number !== expected) {
       throw new CommitRejectedError(`block ${block.number} does not extend the head: expected ${expected}`);
     }
-    if (this.#db.blockNumbers.doesExist(block.hash)) {
+    if (this.#db.blockNumbers.exists(block.hash)) {
       throw new CommitRejectedError(`block ${bytesToHex(block.hash)} is already stored`);
     }
   }
@@ -450,29 +539,29 @@ class LmdbStore implements ChainStore, UpstreamCache {
   #writeBlock(block: BlockWrite, receipts: Uint8Array, receiptsJson: RenderedReceipts): void {
     const db = this.#db;
     const { hash, number } = block;
-    db.headers.putSync(hash, block.header);
-    db.bodies.putSync(hash, block.body);
-    db.canonical.putSync(blockNumberKey(number), hash);
-    db.blockNumbers.putSync(hash, blockNumberKey(number));
-    db.stateRoots.putSync(hash, block.stateRoot);
+    db.headers.put(hash, block.header);
+    db.bodies.put(hash, block.body);
+    db.canonical.put(blockNumberKey(number), hash);
+    db.blockNumbers.put(hash, blockNumberKey(number));
+    db.stateRoots.put(hash, block.stateRoot);
     block.txHashes.forEach((txHash, index) => {
-      db.txIndex.putSync(txHash, encodeTxLocation(hash, number, index));
+      db.txIndex.put(txHash, encodeTxLocation(hash, number, index));
     });
-    db.receipts.putSync(hash, receipts);
-    db.receiptsJson.putSync(hash, receiptsJson.text);
-    db.receiptBoundaries.putSync(hash, receiptsJson.boundaries);
-    for (const [nodeHash, node] of block.trieNodes) db.trieNodes.putSync(nodeHash, node);
-    for (const [codeHash, code] of block.code) db.code.putSync(codeHash, code);
+    db.receipts.put(hash, receipts);
+    db.receiptsJson.put(hash, receiptsJson.text);
+    db.receiptBoundaries.put(hash, receiptsJson.boundaries);
+    for (const [nodeHash, node] of block.trieNodes) db.trieNodes.put(nodeHash, node);
+    for (const [codeHash, code] of block.code) db.code.put(codeHash, code);
     for (const { address, account } of block.accounts) {
-      db.accountHistory.putSync(addressHistoryKey(address, number), encodeAccount(account));
+      db.accountHistory.put(addressHistoryKey(address, number), encodeAccount(account));
     }
     for (const address of block.storageWipes) {
-      db.storageWipes.putSync(addressHistoryKey(address, number), new Uint8Array(0));
+      db.storageWipes.put(addressHistoryKey(address, number), new Uint8Array(0));
     }
     for (const { address, slot, value } of block.storage) {
-      db.storageHistory.putSync(slotHistoryKey(address, slot, number), minimalValue(value));
+      db.storageHistory.put(slotHistoryKey(address, slot, number), minimalValue(value));
     }
-    db.blockChanges?.putSync(
+    db.blockChanges?.put(
       blockNumberKey(number),
       encodeBlockChanges({
         txHashes: block.txHashes,
@@ -487,17 +576,17 @@ class LmdbStore implements ChainStore, UpstreamCache {
   #removeBlock(number: bigint): void {
     const db = this.#db;
     const key = blockNumberKey(number);
-    const hash = bytesOrNull(db.canonical.get(key));
+    const hash = db.canonical.get(key) ?? null;
     const record = db.blockChanges?.get(key);
     if (hash === null) throw new Error(`block ${number} is missing from the canonical chain`);
     if (record === undefined)
       throw new CommitRejectedError(`block ${number} was stored without an undo record`);
     const changes = decodeBlockChanges(record);
-    for (const txHash of changes.txHashes) db.txIndex.removeSync(txHash);
-    for (const address of changes.accounts) db.accountHistory.removeSync(addressHistoryKey(address, number));
-    for (const address of changes.wipes) db.storageWipes.removeSync(addressHistoryKey(address, number));
+    for (const txHash of changes.txHashes) db.txIndex.remove(txHash);
+    for (const address of changes.accounts) db.accountHistory.remove(addressHistoryKey(address, number));
+    for (const address of changes.wipes) db.storageWipes.remove(addressHistoryKey(address, number));
     for (const [address, slot] of changes.slots) {
-      db.storageHistory.removeSync(slotHistoryKey(address, slot, number));
+      db.storageHistory.remove(slotHistoryKey(address, slot, number));
     }
     for (const table of [
       db.headers,
@@ -508,10 +597,10 @@ class LmdbStore implements ChainStore, UpstreamCache {
       db.receiptsJson,
       db.receiptBoundaries,
     ]) {
-      table.removeSync(hash);
+      table.remove(hash);
     }
-    db.canonical.removeSync(key);
-    db.blockChanges?.removeSync(key);
+    db.canonical.remove(key);
+    db.blockChanges?.remove(key);
   }
 }
 
@@ -519,12 +608,20 @@ class LmdbStore implements ChainStore, UpstreamCache {
  * The last entry at or before `key` among the keys sharing its prefix (all of `key` but the block
  * number): the value of one account, slot or wipe history as of that block.
  */
-function latestAtOrBefore(db: BinaryDb, key: Uint8Array): { key: Uint8Array; value: Uint8Array } | undefined {
+function latestAtOrBefore(db: Table, key: Uint8Array): { key: Uint8Array; value: Uint8Array } | undefined {
   // A reverse range starts at `start` inclusive and stops before `end`.
-  for (const entry of db.getRange({ start: key, end: historyPrefix(key), reverse: true, limit: 1 })) {
+  for (const entry of db.range({ start: key, end: historyPrefix(key), reverse: true, limit: 1 })) {
     return entry;
   }
   return undefined;
+}
+
+/** About what a block's write stores: its values (keys and the tables' own pages aside). */
+function blockWriteBytes(block: BlockWrite, receipts: Uint8Array, rendered: RenderedReceipts): number {
+  let bytes = block.header.length + block.body.length + receipts.length + rendered.text.length;
+  for (const [, node] of block.trieNodes) bytes += node.length;
+  for (const [, code] of block.code) bytes += code.length;
+  return bytes + 64 * (block.accounts.length + block.storage.length + block.txHashes.length);
 }
 
 function checkBlockShape(block: BlockWrite): void {
@@ -535,10 +632,6 @@ function checkBlockShape(block: BlockWrite): void {
         `${block.receiptsJson.length} JSON receipts`,
     );
   }
-}
-
-function bytesOrNull(value: Uint8Array | undefined): Uint8Array | null {
-  return value === undefined ? null : plainBytes(value);
 }
 
 /** The first key after every key starting with `prefix` (for a range over one block hash). */

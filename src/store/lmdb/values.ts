@@ -3,6 +3,7 @@
 
 import { bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
 import type { FlatAccount, TxLocation } from '../types.ts';
+import { sliceChecksum } from './checksum.ts';
 import { readUint64, writeUint64 } from './keys.ts';
 
 const HASH_LENGTH = 32;
@@ -96,9 +97,11 @@ export function decodeReceipts(value: Uint8Array): Uint8Array[] {
 }
 
 /**
- * A block's receipts as the JSON array text served as is, plus count + 1 boundaries (u32, BE): the
- * UTF-8 byte offset where each receipt starts, then where one after the last would start. Receipt i
- * ends one byte (its ',' or the closing ']') before boundary i + 1, so it is a byte range of the text.
+ * A block's receipts as the JSON array text served as is, plus the boundaries (u32 each, BE): count
+ * + 1 UTF-8 byte offsets, where each receipt starts and then where one after the last would start,
+ * followed by the CRC-32 of each receipt's bytes. Receipt i ends one byte (its ',' or the closing ']')
+ * before boundary i + 1, so it is a byte range of the text, and one receipt is served (and checked
+ * against its own checksum) without reading the rest of a big block's text.
  */
 export interface RenderedReceipts {
   text: Uint8Array;
@@ -106,7 +109,8 @@ export interface RenderedReceipts {
 }
 
 export function renderReceiptsJson(receipts: string[]): RenderedReceipts {
-  const boundaries = new Uint8Array(U32 * (receipts.length + 1));
+  const count = receipts.length;
+  const boundaries = new Uint8Array(U32 * (2 * count + 1));
   const view = dataView(boundaries);
   // Each receipt is UTF-8 encoded once; its encoded length gives the boundaries for free.
   const parts: Uint8Array[] = [OPEN_BRACKET];
@@ -114,11 +118,12 @@ export function renderReceiptsJson(receipts: string[]): RenderedReceipts {
   receipts.forEach((receipt, i) => {
     view.setUint32(U32 * i, offset);
     const encoded = Buffer.from(receipt, 'utf8');
-    parts.push(encoded, i === receipts.length - 1 ? CLOSE_BRACKET : COMMA);
+    view.setUint32(U32 * (count + 1 + i), sliceChecksum(encoded));
+    parts.push(encoded, i === count - 1 ? CLOSE_BRACKET : COMMA);
     offset += encoded.length + 1; // the receipt and its ',' or ']'
   });
-  if (receipts.length === 0) parts.push(CLOSE_BRACKET);
-  view.setUint32(U32 * receipts.length, offset);
+  if (count === 0) parts.push(CLOSE_BRACKET);
+  view.setUint32(U32 * count, offset);
   return { text: Buffer.concat(parts), boundaries };
 }
 
@@ -126,12 +131,22 @@ const OPEN_BRACKET = Buffer.from('[');
 const CLOSE_BRACKET = Buffer.from(']');
 const COMMA = Buffer.from(',');
 
-/** The byte range [start, end) of receipt `index` in the text, or null when there is no such receipt. */
-export function receiptByteRange(boundaries: Uint8Array, index: number): [number, number] | null {
-  const count = boundaries.length / U32 - 1;
+/**
+ * The byte range [start, end) of receipt `index` in the text and the checksum of those bytes, or
+ * null when there is no such receipt.
+ */
+export function receiptByteRange(
+  boundaries: Uint8Array,
+  index: number,
+): { start: number; end: number; checksum: number } | null {
+  const count = (boundaries.length / U32 - 1) / 2;
   if (!Number.isInteger(index) || index < 0 || index >= count) return null;
   const view = dataView(boundaries);
-  return [view.getUint32(U32 * index), view.getUint32(U32 * (index + 1)) - 1];
+  return {
+    start: view.getUint32(U32 * index),
+    end: view.getUint32(U32 * (index + 1)) - 1,
+    checksum: view.getUint32(U32 * (count + 1 + index)),
+  };
 }
 
 function dataView(bytes: Uint8Array): DataView {
