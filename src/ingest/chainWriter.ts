@@ -1,24 +1,21 @@
 import { type Block, type BlockHeader, createBlockHeaderFromRLP } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
-import { Account, Address, bytesToBigInt } from '@ethereumjs/util';
-import { createVM, runBlock, type VM } from '@ethereumjs/vm';
-import { canonicalBlockHashes } from '../chain/blockHashes.ts';
+import { bytesToBigInt } from '@ethereumjs/util';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
 import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
 import { UserError } from '../core/errors.ts';
 import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
-import { RecordingStateManager } from './recordingState.ts';
-import { BufferedTrieDb } from './trieDb.ts';
+import { type Engine, type EngineName, type HeadStateView, openEngine } from './engines.ts';
+import type { ExecutedBlock } from './evmExecution.ts';
 
 // Header field positions in the consensus encoding, needed before a header can be decoded (the
 // fork, and so the expected fields, depend on number and timestamp).
 const HEADER_NUMBER = 8;
 const HEADER_TIMESTAMP = 11;
 
-export type BlockResult = Awaited<ReturnType<typeof runBlock>>;
+export type BlockResult = ExecutedBlock;
 
 /** What one stored block carries besides itself: its receipts, encoded and rendered (src/wire/receipts.ts). */
 export interface BlockReceipts {
@@ -38,20 +35,21 @@ export class ChainWriter {
     readonly spec: ChainSpec,
     /** The Common the writer moves from fork to fork as blocks go by. */
     readonly common: Common,
-    private readonly vm: VM,
-    /** The state after the head: what the next block starts from. */
-    readonly headState: RecordingStateManager,
-    private readonly trieDb: BufferedTrieDb,
+    private readonly engine: Engine,
     private head: { ref: BlockRef; header: BlockHeader } | null,
   ) {}
 
-  /** A writer at the store's head; the store must hold no chain or the chain `spec` makes. */
-  static async open(store: ChainStore, spec: ChainSpec): Promise<ChainWriter> {
+  /**
+   * A writer at the store's head; the store must hold no chain or the chain `spec` makes. `engine`:
+   * what executes blocks (src/ingest/engines.ts), the EVM of src/evm unless told otherwise.
+   */
+  static async open(
+    store: ChainStore,
+    spec: ChainSpec,
+    engineName: EngineName = 'evm',
+  ): Promise<ChainWriter> {
     const common = makeCommon(spec);
-    const trieDb = new BufferedTrieDb(store);
-    const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
-    const state = new RecordingStateManager({ common, trie });
-    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(store) });
+    const engine = await openEngine(engineName, store, spec, common);
     await checkSameChain(store, spec);
     const headRef = await store.getHead();
     let head: ChainWriter['head'] = null;
@@ -61,9 +59,14 @@ export class ChainWriter {
       if (!header || !root)
         throw new Error(`store is missing the header or state root of its head ${headRef.number}`);
       head = { ref: headRef, header: decodeHeader(header, common) };
-      await state.setStateRoot(root);
+      await engine.setRoot(root, headRef);
     }
-    return new ChainWriter(store, spec, common, vm, state, trieDb, head);
+    return new ChainWriter(store, spec, common, engine, head);
+  }
+
+  /** The state after the head (what the next block starts from), as the dev chain reads and sets it. */
+  get headState(): HeadStateView {
+    return this.engine.view;
   }
 
   get headRef(): BlockRef | null {
@@ -78,13 +81,7 @@ export class ChainWriter {
   async prepareGenesis(): Promise<{ block: Block; stateRoot: Uint8Array }> {
     const { spec } = this;
     this.common.setHardforkBy({ blockNumber: 0n, timestamp: BigInt(spec.json.timestamp ?? 0) });
-    for (const a of spec.alloc) {
-      const address = new Address(a.address);
-      await this.headState.putAccount(address, new Account(a.nonce, a.balance));
-      if (a.code.length > 0) await this.headState.putCode(address, a.code);
-      for (const [slot, value] of a.storage) await this.headState.putStorage(address, slot, value);
-    }
-    const stateRoot = await this.headState.getStateRoot();
+    const stateRoot = await this.engine.genesisState(spec);
     return { block: genesisBlock(spec, this.common, stateRoot), stateRoot };
   }
 
@@ -119,27 +116,17 @@ export class ChainWriter {
   }
 
   /**
-   * Executes `block` on the head state with ethereumjs' runBlock (roots, receipts and requests
-   * computed); the caller stores it or calls `discard`.
+   * Executes `block` on the head state (roots, receipts and requests computed); the caller stores it
+   * or calls `discard`.
    */
   execute(block: Block): Promise<BlockResult> {
-    return runBlock(this.vm, {
-      block,
-      generate: true,
-      skipHeaderValidation: true,
-      skipBlockValidation: true,
-      setHardfork: false,
-      clearCache: false,
-    });
+    return this.engine.execute(block, this.common);
   }
 
   /** Drops what a block that will not be stored wrote, and puts the state back on the head. */
   async discard(): Promise<void> {
-    this.trieDb.discardPending();
-    this.headState.forgetChanges();
-    // runBlock moved the state manager to the failed block's state root.
     const root = this.head && (await this.store.getStateRoot(this.head.ref.hash));
-    if (root) await this.headState.setStateRoot(root);
+    await this.engine.discard(root);
   }
 
   /** Stores one block and what its execution wrote in one store transaction; it becomes the head. */
@@ -149,9 +136,8 @@ export class ChainWriter {
     receipts: BlockReceipts,
     meta?: Array<[string, Uint8Array]>,
   ): Promise<void> {
-    const changes = await this.headState.takeChanges();
-    const { trieNodes, code } = this.trieDb.takePending();
     const hash = block.hash();
+    const state = await this.engine.takeWrite({ number: block.header.number, hash });
     await this.store.commitBlock({
       number: block.header.number,
       hash,
@@ -161,9 +147,7 @@ export class ChainWriter {
       txHashes: block.transactions.map((tx) => tx.hash()),
       receipts: receipts.encoded,
       receiptsJson: receipts.json,
-      trieNodes,
-      code,
-      ...changes,
+      ...state,
       ...(meta ? { meta } : {}),
     });
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
@@ -180,9 +164,7 @@ export class ChainWriter {
     const root = ref && (await this.store.getStateRoot(ref.hash));
     if (!ref || !header || !root) throw new Error(`store is missing block ${number} after unwinding to it`);
     this.head = { ref, header: decodeHeader(header, this.common) };
-    this.trieDb.discardPending();
-    this.headState.forgetChanges();
-    await this.headState.setStateRoot(root);
+    await this.engine.setRoot(root, ref);
   }
 }
 

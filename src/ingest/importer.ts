@@ -9,6 +9,7 @@ import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { renderReceipts } from '../wire/receipts.ts';
 import { type BlockResult, ChainWriter } from './chainWriter.ts';
+import type { EngineName } from './engines.ts';
 import { type RawBlock, readRlpBlocks } from './rlpFile.ts';
 import { type CheckFailure, checkExecution, checkHeaderAgainstParent } from './verify.ts';
 
@@ -25,6 +26,8 @@ export interface ImportOptions {
   /** False for chains made by dev nodes whose state roots are not the canonical ones. */
   verifyStateRoot: boolean;
   progress?: ImportProgress;
+  /** What executes the blocks (src/ingest/engines.ts); the EVM of src/evm by default. */
+  engine?: EngineName;
 }
 
 export interface ImportSummary {
@@ -89,8 +92,10 @@ export class Importer {
     private readonly verifyStateRoot: boolean,
   ) {}
 
-  static async open(opts: Pick<ImportOptions, 'store' | 'spec' | 'verifyStateRoot'>): Promise<Importer> {
-    return new Importer(await ChainWriter.open(opts.store, opts.spec), opts.verifyStateRoot);
+  static async open(
+    opts: Pick<ImportOptions, 'store' | 'spec' | 'verifyStateRoot' | 'engine'>,
+  ): Promise<Importer> {
+    return new Importer(await ChainWriter.open(opts.store, opts.spec, opts.engine), opts.verifyStateRoot);
   }
 
   async importBlock(raw: RawBlock): Promise<Outcome> {

@@ -285,6 +285,14 @@ class LmdbStore implements ChainStore, UpstreamCache {
     return bytesOrNull(this.#db.code.get(codeHash));
   }
 
+  getTrieNodeSync(hash: Uint8Array): Uint8Array | null {
+    return bytesOrNull(this.#db.trieNodes.get(hash));
+  }
+
+  getCodeSync(codeHash: Uint8Array): Uint8Array | null {
+    return bytesOrNull(this.#db.code.get(codeHash));
+  }
+
   async getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null> {
     const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
     return entry === undefined ? null : decodeAccount(entry.value);
