@@ -1,10 +1,11 @@
-import { type Block, type BlockHeader, createBlockHeaderFromRLP } from '@ethereumjs/block';
+import { type Block, type BlockHeader, createBlockHeaderFromRLP, paramsBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt } from '@ethereumjs/util';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
 import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
 import { UserError } from '../core/errors.ts';
+import { type EvmFork, EvmForks } from '../exec/evmRules.ts';
 import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { type Engine, type EngineName, type HeadStateView, openEngine } from './engines.ts';
@@ -36,6 +37,7 @@ export class ChainWriter {
     /** The Common the writer moves from fork to fork as blocks go by. */
     readonly common: Common,
     private readonly engine: Engine,
+    private readonly evmForks: EvmForks,
     private head: { ref: BlockRef; header: BlockHeader } | null,
   ) {}
 
@@ -49,6 +51,9 @@ export class ChainWriter {
     engineName: EngineName = 'evm',
   ): Promise<ChainWriter> {
     const common = makeCommon(spec);
+    // The dev chain's checks ask the writer's Common for block parameters (the next blob gas price),
+    // which ethereumjs's VM used to add to it.
+    common.updateParams(paramsBlock);
     const engine = await openEngine(engineName, store, spec, common);
     await checkSameChain(store, spec);
     const headRef = await store.getHead();
@@ -61,7 +66,12 @@ export class ChainWriter {
       head = { ref: headRef, header: decodeHeader(header, common) };
       await engine.setRoot(root, headRef);
     }
-    return new ChainWriter(store, spec, common, engine, head);
+    return new ChainWriter(store, spec, common, engine, new EvmForks(spec), head);
+  }
+
+  /** The EVM's rules for the fork the Common is set to (the block being mined or imported). */
+  evmFork(): EvmFork {
+    return this.evmForks.of(this.common);
   }
 
   /** The state after the head (what the next block starts from), as the dev chain reads and sets it. */

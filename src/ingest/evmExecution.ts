@@ -133,8 +133,10 @@ export class HeadState implements StateReader {
     for (const change of changes) {
       const a = change.account;
       const before = this.accounts.get(change.address)?.record ?? null;
-      if (a !== null && a.code.length > 0 && (before === null || !sameBytes(before.codeHash, a.codeHash)))
+      if (a !== null && a.code.length > 0 && (before === null || !sameBytes(before.codeHash, a.codeHash))) {
         this.pendingCode.push([a.codeHash, a.code]);
+        this.codes.set(Buffer.from(a.codeHash).toString('hex'), a.code);
+      }
       if (a === null || change.storageCleared) this.slots.delete(change.address);
       if (change.slots.size === 0) continue;
       let slots = this.slots.get(change.address);

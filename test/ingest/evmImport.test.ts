@@ -18,16 +18,23 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RLP } from '@ethereumjs/rlp';
-import { bytesToHex, hexToBytes } from '@ethereumjs/util';
+import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { Account, Address, bytesToHex, hexToBytes } from '@ethereumjs/util';
 import { open, type RootDatabase } from 'lmdb';
-import { type Hex, keccak256 } from 'viem';
-import { type ChainSpec, readChainSpec } from '../../src/chain/genesis.ts';
+import { type Hex, keccak256, type PrivateKeyAccount } from 'viem';
+import { DEV_MNEMONIC, devGenesis } from '../../src/chain/devChain.ts';
+import { Forks } from '../../src/chain/forks.ts';
+import { type ChainSpec, parseChainSpec, readChainSpec } from '../../src/chain/genesis.ts';
+import { ChainWriter } from '../../src/ingest/chainWriter.ts';
+import { mineBlock } from '../../src/ingest/devMiner.ts';
 import type { EngineName } from '../../src/ingest/engines.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { decodeBlockChanges } from '../../src/store/lmdb/values.ts';
 import { type Anvil, startAnvil } from '../support/anvil.ts';
+import { asm, deployCode } from '../support/asm.ts';
 import { CONFORMANCE, tempDir } from '../support/cli.ts';
+import { devAccount } from '../support/devAccounts.ts';
 import { type ExportedChain, exportChain } from '../support/exportChain.ts';
 import { buildBasicChain } from '../support/workload.ts';
 
@@ -123,7 +130,7 @@ const BYTE_FOR_BYTE = TABLES.filter(
 );
 
 /** The comparison the header describes; `oracle` is the ethereumjs datadir. */
-async function assertSameStore(oracle: string, ours: string): Promise<void> {
+async function assertSameStore(oracle: string, ours: string, rewound = false): Promise<void> {
   const a = readTables(oracle);
   const b = readTables(ours);
   assert.ok(a.headers.size > 1, 'the oracle stored blocks');
@@ -181,11 +188,14 @@ async function assertSameStore(oracle: string, ours: string): Promise<void> {
   for (const [key, value] of b.trieNodes) assert.deepEqual(a.trieNodes.get(key), value, `trie node ${key}`);
   const roots = [...a.stateRoots.values()];
   const reached = reachable(b.trieNodes, roots);
-  assert.deepEqual(
-    [...b.trieNodes.keys()].sort(),
-    [...reached].sort(),
-    'trie nodes stored = nodes the roots reach',
-  );
+  // Blocks unwound keep their nodes (content-addressed records stay), so a rewound chain's stored
+  // nodes are more than its roots reach.
+  if (!rewound)
+    assert.deepEqual(
+      [...b.trieNodes.keys()].sort(),
+      [...reached].sort(),
+      'trie nodes stored = nodes the roots reach',
+    );
   assert.deepEqual([...reachable(a.trieNodes, roots)].sort(), [...reached].sort());
 }
 
@@ -240,5 +250,249 @@ describe('import on src/evm stores what import on @ethereumjs/vm stored', () => 
       assert.equal(blocks, chain.blocks);
       await assertSameStore(oracle, ours);
     });
+  });
+
+  it('a dev chain mined with every transaction type, a refused block and a rewind', async () => {
+    const spec = parseChainSpec(
+      devGenesis({ chainId: 31337n, hardfork: 'osaka', mnemonic: DEV_MNEMONIC }),
+      'dev genesis',
+    );
+    const oracle = join(work.path, 'dev-ethereumjs');
+    const ours = join(work.path, 'dev-evm');
+    const headsOracle = await mineDevChain('ethereumjs', oracle, spec);
+    const headsOurs = await mineDevChain('evm', ours, spec);
+    assert.deepEqual(headsOurs, headsOracle);
+    await assertSameStore(oracle, ours, true);
+  });
+});
+
+// Reads storage[calldata 0] := calldata 32, logs calldata 0, and self-destructs to the caller when
+// calldata 64 is non-zero.
+const RUNTIME = asm(`
+  PUSH 32 CALLDATALOAD PUSH0 CALLDATALOAD SSTORE
+  PUSH0 CALLDATALOAD PUSH0 PUSH0 LOG1
+  PUSH 64 CALLDATALOAD @destroy JUMPI
+  STOP
+  destroy: JUMPDEST CALLER SELFDESTRUCT
+`);
+const word = (n: bigint) => n.toString(16).padStart(64, '0');
+const call = (key: bigint, value: bigint, destroy = false): Hex =>
+  `0x${word(key)}${word(value)}${word(destroy ? 1n : 0n)}`;
+
+/** Mines the same blocks on a fresh datadir with `engine`; the head hash after each step. */
+async function mineDevChain(engine: EngineName, datadir: string, spec: ChainSpec): Promise<string[]> {
+  const store = await openLmdbStore(datadir);
+  const heads: string[] = [];
+  try {
+    const writer = await ChainWriter.open(store, spec, engine);
+    await writer.initGenesis();
+    const forks = new Forks(spec);
+    const genesisTime = BigInt(spec.json.timestamp ?? 0);
+    const nonces = new Map<string, number>();
+    const [a, b, c, d] = [devAccount(1), devAccount(2), devAccount(3), devAccount(4)];
+    const nonce = (who: PrivateKeyAccount) => {
+      const n = nonces.get(who.address) ?? 0;
+      nonces.set(who.address, n + 1);
+      return n;
+    };
+    const fees = { maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+    const decode = (raw: Hex, number: bigint): TypedTransaction =>
+      createTxFromRLP(hexToBytes(raw), { common: forks.commonAt(number, genesisTime + 12n * number) });
+    const mine = async (number: bigint, raws: Hex[]) => {
+      const txs = raws.map((raw) => decode(raw, number));
+      const block = await mineBlock(writer, txs, genesisTime + 12n * number);
+      heads.push(bytesToHex(block.hash()));
+    };
+    const contract =
+      '0x' + bytesToHex(hexToBytes(keccak256(`0xd694${a.address.slice(2)}80`)).subarray(12)).slice(2);
+    const fresh = '0x00000000000000000000000000000000000fee01' as Hex;
+    await mine(1n, [
+      await a.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(a),
+        gas: 300_000n,
+        data: deployCode(RUNTIME),
+        ...fees,
+      }),
+      await b.signTransaction({
+        type: 'legacy',
+        chainId: 31337,
+        nonce: nonce(b),
+        gas: 21_000n,
+        to: fresh,
+        value: 5n,
+        gasPrice: 10_000_000_000n,
+      }),
+    ]);
+    await mine(2n, [
+      await c.signTransaction({
+        type: 'eip2930',
+        chainId: 31337,
+        nonce: nonce(c),
+        gas: 100_000n,
+        to: contract as Hex,
+        data: call(1n, 5n),
+        gasPrice: 10_000_000_000n,
+        accessList: [{ address: contract as Hex, storageKeys: [`0x${word(1n)}`] }],
+      }),
+      await b.signTransaction({
+        type: 'legacy',
+        nonce: nonce(b),
+        gas: 21_000n,
+        to: fresh,
+        value: 1n,
+        gasPrice: 10_000_000_000n,
+      }),
+      await a.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(a),
+        gas: 100_000n,
+        to: contract as Hex,
+        data: call(2n, 7n),
+        ...fees,
+      }),
+      await a.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(a),
+        gas: 100_000n,
+        data: asm('CALLER SELFDESTRUCT'),
+        ...fees,
+      }),
+    ]);
+    const authorization = await d.signAuthorization({ chainId: 31337, address: contract as Hex, nonce: 0 });
+    nonces.set(d.address, 1);
+    await mine(3n, [
+      await a.signTransaction({
+        type: 'eip7702',
+        chainId: 31337,
+        nonce: nonce(a),
+        gas: 200_000n,
+        to: d.address,
+        data: call(3n, 9n),
+        authorizationList: [authorization],
+        ...fees,
+      }),
+      await c.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(c),
+        gas: 100_000n,
+        to: contract as Hex,
+        data: call(1n, 0n),
+        ...fees,
+      }),
+    ]);
+    await mine(4n, [
+      await c.signTransaction({
+        type: 'eip4844',
+        chainId: 31337,
+        nonce: nonce(c),
+        gas: 21_000n,
+        to: fresh,
+        blobVersionedHashes: [`0x01${'ab'.repeat(31)}`, `0x01${'cd'.repeat(31)}`],
+        maxFeePerBlobGas: 10_000_000_000n,
+        ...fees,
+      }),
+      await b.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(b),
+        gas: 100_000n,
+        to: contract as Hex,
+        data: call(4n, 1n, true),
+        ...fees,
+      }),
+    ]);
+    await mine(5n, []);
+    // A block that cannot be mined (a nonce from the future) leaves the chain as it was.
+    await assert.rejects(
+      mine(6n, [
+        await a.signTransaction({
+          type: 'eip1559',
+          chainId: 31337,
+          nonce: 99,
+          gas: 21_000n,
+          to: fresh,
+          ...fees,
+        }),
+      ]),
+    );
+    heads.push(bytesToHex((await store.getHead())?.hash ?? new Uint8Array()));
+    await mine(6n, [
+      await a.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(a),
+        gas: 21_000n,
+        to: fresh,
+        value: 3n,
+        ...fees,
+      }),
+    ]);
+    // evm_revert: back to block 4, and a different block 5.
+    await writer.rewindTo(4n);
+    await mine(5n, [
+      await a.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: nonce(a) - 1,
+        gas: 100_000n,
+        to: contract as Hex,
+        data: call(2n, 0n),
+        ...fees,
+      }),
+    ]);
+    await mine(6n, []);
+  } finally {
+    await store.close();
+  }
+  return heads;
+}
+
+describe('the dev chain on src/evm', () => {
+  const work = tempDir('ethtrace-evm-dev-');
+  after(() => work.cleanup());
+
+  // The ethereumjs engine lost these writes from its trie (runBlock started from its own view of the
+  // head state): the block's state root left them out while the flat history had them, so after a
+  // restart the account was gone. Not compared with the oracle for that reason.
+  it('keeps anvil_set* writes in the state trie: they are there after a restart', async () => {
+    const spec = parseChainSpec(
+      devGenesis({ chainId: 31337n, hardfork: 'osaka', mnemonic: DEV_MNEMONIC }),
+      'dev genesis',
+    );
+    const datadir = join(work.path, 'dev');
+    const e = new Address(hexToBytes('0x00000000000000000000000000000000000fee02'));
+    const slot = hexToBytes(`0x${word(8n)}`);
+    let store = await openLmdbStore(datadir);
+    try {
+      const writer = await ChainWriter.open(store, spec);
+      await writer.initGenesis();
+      await writer.headState.putAccount(e, new Account(3n, 1234n));
+      await writer.headState.putCode(e, hexToBytes(RUNTIME));
+      await writer.headState.putStorage(e, slot, hexToBytes('0x2a'));
+      await mineBlock(writer, [], BigInt(spec.json.timestamp ?? 0) + 12n);
+    } finally {
+      await store.close();
+    }
+    store = await openLmdbStore(datadir);
+    try {
+      const writer = await ChainWriter.open(store, spec);
+      const account = await writer.headState.getAccount(e);
+      assert.equal(account?.nonce, 3n);
+      assert.equal(account?.balance, 1234n);
+      assert.equal(bytesToHex(await writer.headState.getCode(e)), RUNTIME);
+      // The storage is in the trie: a call reading it through the EVM sees it.
+      const stored = await store.getStorageAt(e.bytes, slot, 1n);
+      assert.equal(bytesToHex(stored), '0x2a');
+      const roots = [(await store.getStateRoot((await store.getHead())?.hash as Uint8Array)) as Uint8Array];
+      const nodes = readTables(datadir).trieNodes;
+      assert.ok(reachable(nodes, roots).size > 0);
+    } finally {
+      await store.close();
+    }
   });
 });
