@@ -7,7 +7,7 @@ import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain
 import { UserError } from '../core/errors.ts';
 import { type EvmFork, EvmForks } from '../exec/evmRules.ts';
 import { CommitRejectedError } from '../store/errors.ts';
-import type { BlockRef, ChainStore } from '../store/types.ts';
+import type { BlockRef, BlockWrite, ChainStore } from '../store/types.ts';
 import { type Engine, type EngineName, type HeadStateView, openEngine } from './engines.ts';
 import type { ExecutedBlock } from './evmExecution.ts';
 
@@ -17,6 +17,11 @@ const HEADER_NUMBER = 8;
 const HEADER_TIMESTAMP = 11;
 
 export type BlockResult = ExecutedBlock;
+
+/** A group of blocks stored in one store transaction (see ChainWriter.groupCommits): at most this many, */
+const GROUP_BLOCKS = 64;
+/** or the blocks committed within this many milliseconds of the group's first. */
+const GROUP_MS = 1000;
 
 /** What one stored block carries besides itself: its receipts, encoded and rendered (src/wire/receipts.ts). */
 export interface BlockReceipts {
@@ -40,6 +45,11 @@ export class ChainWriter {
     private readonly evmForks: EvmForks,
     private head: { ref: BlockRef; header: BlockHeader } | null,
   ) {}
+
+  /** Blocks committed, not stored yet (see groupCommits). */
+  private queued: BlockWrite[] = [];
+  private queuedAt = 0;
+  private grouping = false;
 
   /**
    * A writer at the store's head; the store must hold no chain or the chain `spec` makes. `engine`:
@@ -135,8 +145,37 @@ export class ChainWriter {
 
   /** Drops what a block that will not be stored wrote, and puts the state back on the head. */
   async discard(): Promise<void> {
+    // The blocks before it were valid: they are stored first, so the head state is the store's.
+    await this.flush();
     const root = this.head && (await this.store.getStateRoot(this.head.ref.hash));
     await this.engine.discard(root);
+  }
+
+  /**
+   * Blocks committed from now on are stored in groups, one store transaction (and one flush to
+   * disk) per group of up to GROUP_BLOCKS blocks or GROUP_MS of work, instead of one per block: an
+   * import of chain files, which a crash leaves at its last stored group and a re-run continues.
+   * Only an engine that keeps the state of blocks not yet stored can (the EVM's); `flush` stores
+   * the group under way.
+   */
+  groupCommits(): void {
+    this.grouping = this.engine.keepsUnstoredState;
+  }
+
+  /** Stores the blocks committed but not stored yet (see groupCommits). */
+  async flush(): Promise<void> {
+    const writes = this.queued;
+    if (writes.length === 0) return;
+    this.queued = [];
+    try {
+      if (writes.length > 1 && this.store.commitBlocks) await this.store.commitBlocks(writes);
+      else for (const write of writes) await this.store.commitBlock(write);
+    } catch (e) {
+      // The head and its state go back to what the store holds.
+      await this.reload();
+      throw e;
+    }
+    this.engine.stored();
   }
 
   /** Stores one block and what its execution wrote in one store transaction; it becomes the head. */
@@ -148,7 +187,7 @@ export class ChainWriter {
   ): Promise<void> {
     const hash = block.hash();
     const state = await this.engine.takeWrite({ number: block.header.number, hash });
-    await this.store.commitBlock({
+    const write: BlockWrite = {
       number: block.header.number,
       hash,
       header: block.header.serialize(),
@@ -159,8 +198,26 @@ export class ChainWriter {
       receiptsJson: receipts.json,
       ...state,
       ...(meta ? { meta } : {}),
-    });
+    };
+    if (this.queued.length === 0) this.queuedAt = performance.now();
+    this.queued.push(write);
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
+    if (
+      !this.grouping ||
+      meta !== undefined ||
+      this.queued.length >= GROUP_BLOCKS ||
+      performance.now() - this.queuedAt >= GROUP_MS
+    )
+      await this.flush();
+  }
+
+  /** The head and its state as the store holds them. */
+  private async reload(): Promise<void> {
+    const ref = await this.store.getHead();
+    const header = ref && (await this.store.getHeader(ref.hash));
+    const root = ref && (await this.store.getStateRoot(ref.hash));
+    this.head = ref && header ? { ref, header: decodeHeader(header, this.common) } : null;
+    if (ref && root) await this.engine.setRoot(root, ref);
   }
 
   /**
@@ -168,6 +225,7 @@ export class ChainWriter {
    * and its state back to block `number`.
    */
   async rewindTo(number: bigint): Promise<void> {
+    await this.flush();
     await this.store.unwindTo(number);
     const ref = await this.store.getHead();
     const header = ref && (await this.store.getHeader(ref.hash));

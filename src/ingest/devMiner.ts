@@ -79,7 +79,11 @@ export async function mineBlock(
       },
       { common, skipConsensusFormatValidation: true },
     );
-    await writer.commit(sealed, result.stateRoot, renderReceipts(sealed, result.receipts));
+    await writer.commit(
+      sealed,
+      result.stateRoot,
+      renderReceipts(sealed, result.receipts, result.encodedReceipts),
+    );
     return sealed;
   } catch (e) {
     await writer.discard();

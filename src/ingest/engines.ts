@@ -50,6 +50,10 @@ export interface Engine {
   takeWrite(block: { number: bigint; hash: Uint8Array }): Promise<StateWrite>;
   /** Drops the pending changes (the head's `root` is where the state goes back to). */
   discard(root: Uint8Array | null): Promise<void>;
+  /** Executes on blocks taken (takeWrite) but not stored yet (ChainWriter.groupCommits). */
+  readonly keepsUnstoredState: boolean;
+  /** The blocks taken so far are stored. */
+  stored(): void;
 }
 
 export async function openEngine(
@@ -72,6 +76,8 @@ class EvmEngine implements Engine {
   /** Canonical hashes of the 256 blocks up to the head, for BLOCKHASH (read without awaiting). */
   private readonly hashes = new Map<bigint, bigint>();
   readonly view: HeadStateView;
+  // Nodes and code of blocks not stored yet stay in the head state until `stored`.
+  readonly keepsUnstoredState = true;
 
   constructor(
     private readonly store: ChainStore,
@@ -134,6 +140,10 @@ class EvmEngine implements Engine {
   async discard(): Promise<void> {
     this.head.discard();
   }
+
+  stored(): void {
+    this.head.trim();
+  }
 }
 
 /** The head state read and set as ethereumjs accounts (what the dev chain's checks use). */
@@ -195,6 +205,9 @@ class EvmHeadView implements HeadStateView {
 
 /** @ethereumjs/vm's runBlock on a MerkleStateManager over the store (the oracle; see EngineName). */
 class EthereumjsEngine implements Engine {
+  // Its trie reads the nodes of earlier blocks from the store.
+  readonly keepsUnstoredState = false;
+
   private constructor(
     private readonly vm: VM,
     private readonly state: RecordingStateManager,
@@ -253,6 +266,8 @@ class EthereumjsEngine implements Engine {
     const { trieNodes, code } = this.trieDb.takePending();
     return { trieNodes, code, ...changes };
   }
+
+  stored(): void {}
 
   async discard(root: Uint8Array | null): Promise<void> {
     this.trieDb.discardPending();

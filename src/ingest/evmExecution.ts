@@ -44,6 +44,8 @@ export interface ExecutedBlock {
   requestsHash?: Uint8Array;
   /** In the shape src/wire/receipts.ts renders. */
   receipts: TxReceipt[];
+  /** Their consensus encodings, when the engine made them. */
+  encodedReceipts?: Uint8Array[];
 }
 
 interface HeadAccount {
@@ -167,7 +169,6 @@ export class HeadState implements StateReader {
     this.pendingCode = [];
     this.pendingTries = new Set();
     this.storedStateRoot = this.trie.rootHash(this.root);
-    this.trim();
     return write;
   }
 
@@ -187,7 +188,11 @@ export class HeadState implements StateReader {
     this.forget();
   }
 
-  private trim(): void {
+  /**
+   * Forgets what was read once it grows past its bounds; only when the blocks committed are in the
+   * store (their nodes and code are read from it again).
+   */
+  trim(): void {
     if (this.accounts.size < ACCOUNTS_KEPT && this.trie.nodesRead < NODES_KEPT) return;
     this.root = storedRoot(this.storedStateRoot);
     this.forget();
@@ -358,6 +363,7 @@ export function executeBlock(
     logsBloom: bloom,
     ...(result.requests !== null ? { requestsHash: requestsHash(result.requests) } : {}),
     receipts,
+    encodedReceipts: encoded,
   };
 }
 

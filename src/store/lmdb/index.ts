@@ -332,6 +332,22 @@ class LmdbStore implements ChainStore, UpstreamCache {
     });
   }
 
+  async commitBlocks(writes: readonly BlockWrite[]): Promise<void> {
+    for (const block of writes) checkBlockShape(block);
+    const encoded = writes.map((block) => ({
+      block,
+      receipts: encodeReceipts(block.receipts),
+      receiptsJson: renderReceiptsJson(block.receiptsJson),
+    }));
+    this.#write(() => {
+      for (const { block, receipts, receiptsJson } of encoded) {
+        this.#checkExtendsHead(block);
+        this.#writeBlock(block, receipts, receiptsJson);
+        for (const [key, value] of block.meta ?? []) this.#db.meta.putSync(metaKey(key), value);
+      }
+    });
+  }
+
   async unwindTo(number: bigint): Promise<void> {
     if (number < 0n) throw new RangeError(`cannot unwind to block ${number}`);
     this.#write(() => {
