@@ -46,6 +46,9 @@ export class ChainWriter {
     private head: { ref: BlockRef; header: BlockHeader } | null,
   ) {}
 
+  /** The engine executing the block under way (see execute), and the one blocks fall back to. */
+  private running: Engine | null = null;
+  private fallback: Engine | null = null;
   /** Blocks committed, not stored yet (see groupCommits). */
   private queued: BlockWrite[] = [];
   private queuedAt = 0;
@@ -139,8 +142,21 @@ export class ChainWriter {
    * Executes `block` on the head state (roots, receipts and requests computed); the caller stores it
    * or calls `discard`.
    */
-  execute(block: Block): Promise<BlockResult> {
-    return this.engine.execute(block, this.common);
+  async execute(block: Block): Promise<BlockResult> {
+    if (this.engine.executes(block, this.common)) {
+      this.running = this.engine;
+      return this.engine.execute(block, this.common);
+    }
+    // A block the engine does not execute (the DAO fork's, on the EVM's) runs on ethereumjs's
+    // runBlock, on the state the store holds.
+    await this.flush();
+    const head = this.head;
+    const root = head && (await this.store.getStateRoot(head.ref.hash));
+    if (!head || !root) throw new Error(`the store is missing the state root of its head`);
+    this.fallback ??= await openEngine('ethereumjs', this.store, this.spec, this.common);
+    await this.fallback.setRoot(root, head.ref);
+    this.running = this.fallback;
+    return this.fallback.execute(block, this.common);
   }
 
   /** Drops what a block that will not be stored wrote, and puts the state back on the head. */
@@ -148,7 +164,8 @@ export class ChainWriter {
     // The blocks before it were valid: they are stored first, so the head state is the store's.
     await this.flush();
     const root = this.head && (await this.store.getStateRoot(this.head.ref.hash));
-    await this.engine.discard(root);
+    await (this.running ?? this.engine).discard(root);
+    this.running = null;
   }
 
   /**
@@ -186,7 +203,9 @@ export class ChainWriter {
     meta?: Array<[string, Uint8Array]>,
   ): Promise<void> {
     const hash = block.hash();
-    const state = await this.engine.takeWrite({ number: block.header.number, hash });
+    const engine = this.running ?? this.engine;
+    this.running = null;
+    const state = await engine.takeWrite({ number: block.header.number, hash });
     const write: BlockWrite = {
       number: block.header.number,
       hash,
@@ -202,6 +221,12 @@ export class ChainWriter {
     if (this.queued.length === 0) this.queuedAt = performance.now();
     this.queued.push(write);
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
+    if (engine !== this.engine) {
+      // The engine goes on from the state the other one stored.
+      await this.flush();
+      await this.engine.setRoot(stateRoot, this.head.ref);
+      return;
+    }
     if (
       !this.grouping ||
       meta !== undefined ||

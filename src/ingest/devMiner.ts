@@ -1,10 +1,13 @@
 import { type Block, createBlock } from '@ethereumjs/block';
+import { Hardfork } from '@ethereumjs/common';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { nextBaseFee, nextExcessBlobGas } from '../evm/block.ts';
 import { EMPTY_TRIE_ROOT, orderedTrieRoot } from '../evm/trie.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { renderReceipts } from '../wire/receipts.ts';
 import type { ChainWriter } from './chainWriter.ts';
+
+const DAO_EXTRA_DATA = new TextEncoder().encode('dao-hard-fork');
 
 /** EIP-4844's blob gas per blob. */
 const GAS_PER_BLOB = 131072n;
@@ -38,6 +41,9 @@ export async function mineBlock(
     mixHash: keccak256(parent.hash()),
     nonce: new Uint8Array(8),
   };
+  // The DAO fork's rule for the ten blocks from it (a chain with daoForkSupport), as geth's miner.
+  const dao = common.hardforkBlock(Hardfork.Dao);
+  if (dao !== null && number >= dao && number - dao < 10n) header.extraData = DAO_EXTRA_DATA;
   const rules = writer.evmFork().rules;
   if (has(1559))
     header.baseFeePerGas = nextBaseFee(parent.gasLimit, parent.gasUsed, parent.baseFeePerGas ?? 0n);

@@ -44,6 +44,8 @@ export interface Engine {
   setRoot(root: Uint8Array, head: { number: bigint; hash: Uint8Array } | null): Promise<void>;
   /** The spec's alloc as the head state (an empty store); its state root. */
   genesisState(spec: ChainSpec): Promise<Uint8Array>;
+  /** Whether it executes this block (else ChainWriter runs it on the ethereumjs engine). */
+  executes(block: Block, common: Common): boolean;
   /** Executes a block on the head state, its changes pending until `takeWrite` or `discard`. */
   execute(block: Block, common: Common): Promise<ExecutedBlock>;
   /** The pending changes as the store takes them, made the head state. */
@@ -108,14 +110,18 @@ class EvmEngine implements Engine {
     return this.head.apply(allocChanges(spec.alloc));
   }
 
+  /**
+   * All but the DAO fork block (with daoForkSupport): its irregular state change moves the balances
+   * of a list of accounts that this engine does not hold; ethereumjs's runBlock makes it.
+   */
+  executes(block: Block, common: Common): boolean {
+    const number = block.header.number;
+    return !(
+      common.hardforkIsActiveOnBlock(Hardfork.Dao, number) && common.hardforkBlock(Hardfork.Dao) === number
+    );
+  }
+
   async execute(block: Block, common: Common): Promise<ExecutedBlock> {
-    if (
-      common.hardforkIsActiveOnBlock(Hardfork.Dao, block.header.number) &&
-      common.hardforkBlock(Hardfork.Dao) === block.header.number
-    )
-      throw new Error(
-        "the DAO fork's irregular state change is not applied by this EVM: import the DAO fork block with the ethereumjs engine",
-      );
     // lmdb-js reads from a snapshot renewed on an awaited read: the nodes of the block stored last
     // must be in it.
     await this.store.getHead();
@@ -224,6 +230,10 @@ class EthereumjsEngine implements Engine {
 
   get view(): HeadStateView {
     return this.state;
+  }
+
+  executes(): boolean {
+    return true;
   }
 
   async setRoot(root: Uint8Array): Promise<void> {
