@@ -388,8 +388,8 @@ async function mineDevChain(engine: EngineName, datadir: string, spec: ChainSpec
       const block = await mineBlock(writer, txs, genesisTime + 12n * number);
       heads.push(bytesToHex(block.hash()));
     };
-    const contract =
-      '0x' + bytesToHex(hexToBytes(keccak256(`0xd694${a.address.slice(2)}80`)).subarray(12)).slice(2);
+    // The address of a's first creation: keccak(rlp([a, 0])).
+    const contract = bytesToHex(hexToBytes(keccak256(`0xd694${a.address.slice(2)}80`)).subarray(12)) as Hex;
     const fresh = '0x00000000000000000000000000000000000fee01' as Hex;
     await mine(1n, [
       await a.signTransaction({
