@@ -34,6 +34,8 @@ export type ForkName = (typeof FORK_NAMES)[number];
 /** Other names the same forks go by (geth's and the execution specs'), lower-cased. */
 const ALIASES: Readonly<Record<string, ForkName>> = {
   chainstart: 'Frontier',
+  // The DAO fork changed state once (its block's irregular change, made by callers), not the rules.
+  dao: 'Homestead',
   tangerinewhistle: 'EIP150',
   spuriousdragon: 'EIP158',
   petersburg: 'ConstantinopleFix',

@@ -1,24 +1,27 @@
-import { type Block, type BlockHeader, createBlockHeaderFromRLP } from '@ethereumjs/block';
+import { type Block, type BlockHeader, createBlockHeaderFromRLP, paramsBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
-import { Account, Address, bytesToBigInt } from '@ethereumjs/util';
-import { createVM, runBlock, type VM } from '@ethereumjs/vm';
-import { canonicalBlockHashes } from '../chain/blockHashes.ts';
+import { bytesToBigInt } from '@ethereumjs/util';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
 import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
 import { UserError } from '../core/errors.ts';
+import { type EvmFork, EvmForks } from '../exec/evmRules.ts';
 import { CommitRejectedError } from '../store/errors.ts';
-import type { BlockRef, ChainStore } from '../store/types.ts';
-import { RecordingStateManager } from './recordingState.ts';
-import { BufferedTrieDb } from './trieDb.ts';
+import type { BlockRef, BlockWrite, ChainStore } from '../store/types.ts';
+import { type Engine, type EngineName, type HeadStateView, openEngine } from './engines.ts';
+import type { ExecutedBlock } from './evmExecution.ts';
 
 // Header field positions in the consensus encoding, needed before a header can be decoded (the
 // fork, and so the expected fields, depend on number and timestamp).
 const HEADER_NUMBER = 8;
 const HEADER_TIMESTAMP = 11;
 
-export type BlockResult = Awaited<ReturnType<typeof runBlock>>;
+export type BlockResult = ExecutedBlock;
+
+/** A group of blocks stored in one store transaction (see ChainWriter.groupCommits): at most this many, */
+const GROUP_BLOCKS = 64;
+/** or the blocks committed within this many milliseconds of the group's first. */
+const GROUP_MS = 1000;
 
 /** What one stored block carries besides itself: its receipts, encoded and rendered (src/wire/receipts.ts). */
 export interface BlockReceipts {
@@ -38,20 +41,33 @@ export class ChainWriter {
     readonly spec: ChainSpec,
     /** The Common the writer moves from fork to fork as blocks go by. */
     readonly common: Common,
-    private readonly vm: VM,
-    /** The state after the head: what the next block starts from. */
-    readonly headState: RecordingStateManager,
-    private readonly trieDb: BufferedTrieDb,
+    private readonly engine: Engine,
+    private readonly evmForks: EvmForks,
     private head: { ref: BlockRef; header: BlockHeader } | null,
   ) {}
 
-  /** A writer at the store's head; the store must hold no chain or the chain `spec` makes. */
-  static async open(store: ChainStore, spec: ChainSpec): Promise<ChainWriter> {
+  /** The engine executing the block under way (see execute), and the one blocks fall back to. */
+  private running: Engine | null = null;
+  private fallback: Engine | null = null;
+  /** Blocks committed, not stored yet (see groupCommits). */
+  private queued: BlockWrite[] = [];
+  private queuedAt = 0;
+  private grouping = false;
+
+  /**
+   * A writer at the store's head; the store must hold no chain or the chain `spec` makes. `engine`:
+   * what executes blocks (src/ingest/engines.ts), the EVM of src/evm unless told otherwise.
+   */
+  static async open(
+    store: ChainStore,
+    spec: ChainSpec,
+    engineName: EngineName = 'evm',
+  ): Promise<ChainWriter> {
     const common = makeCommon(spec);
-    const trieDb = new BufferedTrieDb(store);
-    const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
-    const state = new RecordingStateManager({ common, trie });
-    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(store) });
+    // The dev chain's checks ask the writer's Common for block parameters (the next blob gas price),
+    // which ethereumjs's VM used to add to it.
+    common.updateParams(paramsBlock);
+    const engine = await openEngine(engineName, store, spec, common);
     await checkSameChain(store, spec);
     const headRef = await store.getHead();
     let head: ChainWriter['head'] = null;
@@ -61,9 +77,19 @@ export class ChainWriter {
       if (!header || !root)
         throw new Error(`store is missing the header or state root of its head ${headRef.number}`);
       head = { ref: headRef, header: decodeHeader(header, common) };
-      await state.setStateRoot(root);
+      await engine.setRoot(root, headRef);
     }
-    return new ChainWriter(store, spec, common, vm, state, trieDb, head);
+    return new ChainWriter(store, spec, common, engine, new EvmForks(spec), head);
+  }
+
+  /** The EVM's rules for the fork the Common is set to (the block being mined or imported). */
+  evmFork(): EvmFork {
+    return this.evmForks.of(this.common);
+  }
+
+  /** The state after the head (what the next block starts from), as the dev chain reads and sets it. */
+  get headState(): HeadStateView {
+    return this.engine.view;
   }
 
   get headRef(): BlockRef | null {
@@ -78,13 +104,7 @@ export class ChainWriter {
   async prepareGenesis(): Promise<{ block: Block; stateRoot: Uint8Array }> {
     const { spec } = this;
     this.common.setHardforkBy({ blockNumber: 0n, timestamp: BigInt(spec.json.timestamp ?? 0) });
-    for (const a of spec.alloc) {
-      const address = new Address(a.address);
-      await this.headState.putAccount(address, new Account(a.nonce, a.balance));
-      if (a.code.length > 0) await this.headState.putCode(address, a.code);
-      for (const [slot, value] of a.storage) await this.headState.putStorage(address, slot, value);
-    }
-    const stateRoot = await this.headState.getStateRoot();
+    const stateRoot = await this.engine.genesisState(spec);
     return { block: genesisBlock(spec, this.common, stateRoot), stateRoot };
   }
 
@@ -119,27 +139,60 @@ export class ChainWriter {
   }
 
   /**
-   * Executes `block` on the head state with ethereumjs' runBlock (roots, receipts and requests
-   * computed); the caller stores it or calls `discard`.
+   * Executes `block` on the head state (roots, receipts and requests computed); the caller stores it
+   * or calls `discard`.
    */
-  execute(block: Block): Promise<BlockResult> {
-    return runBlock(this.vm, {
-      block,
-      generate: true,
-      skipHeaderValidation: true,
-      skipBlockValidation: true,
-      setHardfork: false,
-      clearCache: false,
-    });
+  async execute(block: Block): Promise<BlockResult> {
+    if (this.engine.executes(block, this.common)) {
+      this.running = this.engine;
+      return this.engine.execute(block, this.common);
+    }
+    // A block the engine does not execute (the DAO fork's, on the EVM's) runs on ethereumjs's
+    // runBlock, on the state the store holds.
+    await this.flush();
+    const head = this.head;
+    const root = head && (await this.store.getStateRoot(head.ref.hash));
+    if (!head || !root) throw new Error(`the store is missing the state root of its head`);
+    this.fallback ??= await openEngine('ethereumjs', this.store, this.spec, this.common);
+    await this.fallback.setRoot(root, head.ref);
+    this.running = this.fallback;
+    return this.fallback.execute(block, this.common);
   }
 
   /** Drops what a block that will not be stored wrote, and puts the state back on the head. */
   async discard(): Promise<void> {
-    this.trieDb.discardPending();
-    this.headState.forgetChanges();
-    // runBlock moved the state manager to the failed block's state root.
+    // The blocks before it were valid: they are stored first, so the head state is the store's.
+    await this.flush();
     const root = this.head && (await this.store.getStateRoot(this.head.ref.hash));
-    if (root) await this.headState.setStateRoot(root);
+    await (this.running ?? this.engine).discard(root);
+    this.running = null;
+  }
+
+  /**
+   * Blocks committed from now on are stored in groups, one store transaction (and one flush to
+   * disk) per group of up to GROUP_BLOCKS blocks or GROUP_MS of work, instead of one per block: an
+   * import of chain files, which a crash leaves at its last stored group and a re-run continues.
+   * Only an engine that keeps the state of blocks not yet stored can (the EVM's); `flush` stores
+   * the group under way.
+   */
+  groupCommits(): void {
+    this.grouping = this.engine.keepsUnstoredState;
+  }
+
+  /** Stores the blocks committed but not stored yet (see groupCommits). */
+  async flush(): Promise<void> {
+    const writes = this.queued;
+    if (writes.length === 0) return;
+    this.queued = [];
+    try {
+      if (writes.length > 1 && this.store.commitBlocks) await this.store.commitBlocks(writes);
+      else for (const write of writes) await this.store.commitBlock(write);
+    } catch (e) {
+      // The head and its state go back to what the store holds.
+      await this.reload();
+      throw e;
+    }
+    this.engine.stored();
   }
 
   /** Stores one block and what its execution wrote in one store transaction; it becomes the head. */
@@ -149,10 +202,11 @@ export class ChainWriter {
     receipts: BlockReceipts,
     meta?: Array<[string, Uint8Array]>,
   ): Promise<void> {
-    const changes = await this.headState.takeChanges();
-    const { trieNodes, code } = this.trieDb.takePending();
     const hash = block.hash();
-    await this.store.commitBlock({
+    const engine = this.running ?? this.engine;
+    this.running = null;
+    const state = await engine.takeWrite({ number: block.header.number, hash });
+    const write: BlockWrite = {
       number: block.header.number,
       hash,
       header: block.header.serialize(),
@@ -161,12 +215,34 @@ export class ChainWriter {
       txHashes: block.transactions.map((tx) => tx.hash()),
       receipts: receipts.encoded,
       receiptsJson: receipts.json,
-      trieNodes,
-      code,
-      ...changes,
+      ...state,
       ...(meta ? { meta } : {}),
-    });
+    };
+    if (this.queued.length === 0) this.queuedAt = performance.now();
+    this.queued.push(write);
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
+    if (engine !== this.engine) {
+      // The engine goes on from the state the other one stored.
+      await this.flush();
+      await this.engine.setRoot(stateRoot, this.head.ref);
+      return;
+    }
+    if (
+      !this.grouping ||
+      meta !== undefined ||
+      this.queued.length >= GROUP_BLOCKS ||
+      performance.now() - this.queuedAt >= GROUP_MS
+    )
+      await this.flush();
+  }
+
+  /** The head and its state as the store holds them. */
+  private async reload(): Promise<void> {
+    const ref = await this.store.getHead();
+    const header = ref && (await this.store.getHeader(ref.hash));
+    const root = ref && (await this.store.getStateRoot(ref.hash));
+    this.head = ref && header ? { ref, header: decodeHeader(header, this.common) } : null;
+    if (ref && root) await this.engine.setRoot(root, ref);
   }
 
   /**
@@ -174,15 +250,14 @@ export class ChainWriter {
    * and its state back to block `number`.
    */
   async rewindTo(number: bigint): Promise<void> {
+    await this.flush();
     await this.store.unwindTo(number);
     const ref = await this.store.getHead();
     const header = ref && (await this.store.getHeader(ref.hash));
     const root = ref && (await this.store.getStateRoot(ref.hash));
     if (!ref || !header || !root) throw new Error(`store is missing block ${number} after unwinding to it`);
     this.head = { ref, header: decodeHeader(header, this.common) };
-    this.trieDb.discardPending();
-    this.headState.forgetChanges();
-    await this.headState.setStateRoot(root);
+    await this.engine.setRoot(root, ref);
   }
 }
 

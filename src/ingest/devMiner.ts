@@ -1,9 +1,16 @@
-import { type Block, createBlock, genTransactionsTrieRoot } from '@ethereumjs/block';
+import { type Block, createBlock } from '@ethereumjs/block';
+import { Hardfork } from '@ethereumjs/common';
 import type { TypedTransaction } from '@ethereumjs/tx';
-import { KECCAK256_RLP } from '@ethereumjs/util';
+import { nextBaseFee, nextExcessBlobGas } from '../evm/block.ts';
+import { EMPTY_TRIE_ROOT, orderedTrieRoot } from '../evm/trie.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { renderReceipts } from '../wire/receipts.ts';
 import type { ChainWriter } from './chainWriter.ts';
+
+const DAO_EXTRA_DATA = new TextEncoder().encode('dao-hard-fork');
+
+/** EIP-4844's blob gas per blob. */
+const GAS_PER_BLOB = 131072n;
 
 /**
  * Mines the transactions into one new block on the writer's head (a dev chain): executes them
@@ -34,15 +41,22 @@ export async function mineBlock(
     mixHash: keccak256(parent.hash()),
     nonce: new Uint8Array(8),
   };
-  if (has(1559)) header.baseFeePerGas = parent.calcNextBaseFee();
+  // The DAO fork's rule for the ten blocks from it (a chain with daoForkSupport), as geth's miner.
+  const dao = common.hardforkBlock(Hardfork.Dao);
+  if (dao !== null && number >= dao && number - dao < 10n) header.extraData = DAO_EXTRA_DATA;
+  const rules = writer.evmFork().rules;
+  if (has(1559))
+    header.baseFeePerGas = nextBaseFee(parent.gasLimit, parent.gasUsed, parent.baseFeePerGas ?? 0n);
   if (has(4844)) {
-    header.excessBlobGas = parent.calcNextExcessBlobGas(common);
+    header.excessBlobGas = nextExcessBlobGas(
+      rules,
+      parent.excessBlobGas ?? 0n,
+      parent.blobGasUsed ?? 0n,
+      parent.baseFeePerGas ?? 0n,
+    );
     header.blobGasUsed = txs.reduce(
       (sum, tx) =>
-        sum +
-        ('blobVersionedHashes' in tx
-          ? BigInt(tx.blobVersionedHashes.length) * common.param('blobGasPerBlob')
-          : 0n),
+        sum + ('blobVersionedHashes' in tx ? BigInt(tx.blobVersionedHashes.length) * GAS_PER_BLOB : 0n),
       0n,
     );
   }
@@ -62,16 +76,20 @@ export async function mineBlock(
           receiptTrie: result.receiptsRoot,
           logsBloom: result.logsBloom,
           gasUsed: result.gasUsed,
-          transactionsTrie: await genTransactionsTrieRoot(txs),
+          transactionsTrie: orderedTrieRoot(txs.map((tx) => tx.serialize())),
           ...(result.requestsHash ? { requestsHash: result.requestsHash } : {}),
-          ...(has(4895) ? { withdrawalsRoot: KECCAK256_RLP } : {}),
+          ...(has(4895) ? { withdrawalsRoot: EMPTY_TRIE_ROOT } : {}),
         },
         transactions: txs,
         ...withdrawals,
       },
       { common, skipConsensusFormatValidation: true },
     );
-    await writer.commit(sealed, result.stateRoot, renderReceipts(sealed, result.receipts));
+    await writer.commit(
+      sealed,
+      result.stateRoot,
+      renderReceipts(sealed, result.receipts, result.encodedReceipts),
+    );
     return sealed;
   } catch (e) {
     await writer.discard();

@@ -9,6 +9,7 @@ import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { renderReceipts } from '../wire/receipts.ts';
 import { type BlockResult, ChainWriter } from './chainWriter.ts';
+import type { EngineName } from './engines.ts';
 import { type RawBlock, readRlpBlocks } from './rlpFile.ts';
 import { type CheckFailure, checkExecution, checkHeaderAgainstParent } from './verify.ts';
 
@@ -25,6 +26,8 @@ export interface ImportOptions {
   /** False for chains made by dev nodes whose state roots are not the canonical ones. */
   verifyStateRoot: boolean;
   progress?: ImportProgress;
+  /** What executes the blocks (src/ingest/engines.ts); the EVM of src/evm by default. */
+  engine?: EngineName;
 }
 
 export interface ImportSummary {
@@ -43,14 +46,30 @@ const HEADER_TIMESTAMP = 11;
 
 /**
  * Executes the blocks of `geth export` files on the chain in the store, verifying every block before
- * storing it; one block is one store transaction. Re-running continues where the store stands.
+ * storing it; blocks are stored in groups, one store transaction each (ChainWriter.groupCommits).
+ * Re-running continues where the store stands.
  */
 export async function importChain(opts: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
   const importer = await Importer.open(opts);
   const totalBytes = opts.files.reduce((sum, f) => sum + fileSize(f), 0);
-  let bytesDone = 0;
   const summary = { imported: 0, skipped: 0, transactions: 0, gasUsed: 0n };
+  importer.groupCommits();
+  try {
+    await importFiles(importer, opts, totalBytes, summary);
+  } finally {
+    await importer.flush();
+  }
+  return { ...summary, seconds: (performance.now() - started) / 1000, head: await opts.store.getHead() };
+}
+
+async function importFiles(
+  importer: Importer,
+  opts: ImportOptions,
+  totalBytes: number,
+  summary: { imported: number; skipped: number; transactions: number; gasUsed: bigint },
+): Promise<void> {
+  let bytesDone = 0;
   for (const file of opts.files) {
     for await (const raw of readRlpBlocks(file)) {
       const outcome = await importer.importBlock(raw);
@@ -70,8 +89,9 @@ export async function importChain(opts: ImportOptions): Promise<ImportSummary> {
         fraction: totalBytes > 0 ? bytesDone / totalBytes : 1,
       });
     }
+    // A later file may hold blocks of this one again: they are checked against the store.
+    await importer.flush();
   }
-  return { ...summary, seconds: (performance.now() - started) / 1000, head: await opts.store.getHead() };
 }
 
 type Outcome =
@@ -89,8 +109,10 @@ export class Importer {
     private readonly verifyStateRoot: boolean,
   ) {}
 
-  static async open(opts: Pick<ImportOptions, 'store' | 'spec' | 'verifyStateRoot'>): Promise<Importer> {
-    return new Importer(await ChainWriter.open(opts.store, opts.spec), opts.verifyStateRoot);
+  static async open(
+    opts: Pick<ImportOptions, 'store' | 'spec' | 'verifyStateRoot' | 'engine'>,
+  ): Promise<Importer> {
+    return new Importer(await ChainWriter.open(opts.store, opts.spec, opts.engine), opts.verifyStateRoot);
   }
 
   async importBlock(raw: RawBlock): Promise<Outcome> {
@@ -113,6 +135,15 @@ export class Importer {
     if (headRef && number <= headRef.number) return this.checkStored(block.hash(), number, source);
     this.writer.common.setHardforkBy({ blockNumber: number, timestamp });
     return this.add(block, source);
+  }
+
+  /** Blocks are stored in groups from now on (ChainWriter.groupCommits); `flush` stores the last. */
+  groupCommits(): void {
+    this.writer.groupCommits();
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
   }
 
   /** The newest block stored, which the next block must be the child of; null for an empty store. */
@@ -156,6 +187,7 @@ export class Importer {
   }
 
   private async checkStored(hash: Uint8Array, number: bigint, source: string): Promise<Outcome> {
+    await this.writer.flush();
     const stored = await this.writer.store.getCanonicalHash(number);
     if (stored && equalsBytes(stored, hash)) return { skipped: true, number };
     throw new UserError(
@@ -205,7 +237,11 @@ export class Importer {
       );
     }
     checkExecution(header, result, this.verifyStateRoot, fail);
-    await this.writer.commit(block, result.stateRoot, renderReceipts(block, result.receipts));
+    await this.writer.commit(
+      block,
+      result.stateRoot,
+      renderReceipts(block, result.receipts, result.encodedReceipts),
+    );
     return { skipped: false, number: header.number, txs: block.transactions.length, gasUsed: header.gasUsed };
   }
 }

@@ -87,6 +87,13 @@ export interface ChainStore {
   getTrieNode(hash: Uint8Array): Promise<Uint8Array | null>;
   getCode(codeHash: Uint8Array): Promise<Uint8Array | null>;
   /**
+   * getTrieNode and getCode without awaiting, for a store whose reads are synchronous (LMDB): the
+   * EVM of src/evm reads state synchronously, and import executes on the store's trie. They read the
+   * snapshot of the last awaited read (getHead takes the newest).
+   */
+  getTrieNodeSync?(hash: Uint8Array): Uint8Array | null;
+  getCodeSync?(codeHash: Uint8Array): Uint8Array | null;
+  /**
    * The account as of the end of block `number` (one range lookup), null if absent then.
    * `blockHash`, when given, is that block's hash: a store reading another node's chain pins the
    * read to that block, so a reorg during a request never mixes two branches.
@@ -109,6 +116,11 @@ export interface ChainStore {
    * `number` must be head + 1 (or 0 on an empty store), else it throws.
    */
   commitBlock(write: BlockWrite): Promise<void>;
+  /**
+   * Stores consecutive blocks in one transaction, as commitBlock would one after another: all of
+   * them or none (a group costs one flush to disk instead of one per block; import of a file).
+   */
+  commitBlocks?(writes: readonly BlockWrite[]): Promise<void>;
 
   /**
    * Removes every block after `number` and all they wrote (receipts, transaction locations, state

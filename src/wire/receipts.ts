@@ -21,7 +21,12 @@ const data = (b: Uint8Array) => `"${toHex(b)}"`;
  * receipts, `contractAddress` for every creation (also failed ones, as geth does), block-wide
  * `logIndex`, and `blockTimestamp` on logs.
  */
-export function renderReceipts(block: Block, receipts: TxReceipt[]): RenderedReceipts {
+export function renderReceipts(
+  block: Block,
+  receipts: TxReceipt[],
+  /** The consensus encodings when the caller has them already (the EVM's block execution). */
+  encodings?: readonly Uint8Array[],
+): RenderedReceipts {
   const header = block.header;
   const blockHash = data(block.hash());
   const blockNumber = quantity(header.number);
@@ -34,7 +39,7 @@ export function renderReceipts(block: Block, receipts: TxReceipt[]): RenderedRec
   block.transactions.forEach((tx, i) => {
     const receipt = receipts[i];
     if (!receipt) throw new Error(`no receipt for transaction ${i} of block ${header.number}`);
-    encoded.push(encodeReceipt(receipt, tx.type));
+    encoded.push(encodings?.[i] ?? encodeReceipt(receipt, tx.type));
     const from = tx.getSenderAddress();
     const transactionHash = data(tx.hash());
     const transactionIndex = quantity(i);

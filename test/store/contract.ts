@@ -474,6 +474,28 @@ function commitOrder(open: OpenStore): void {
         assert.deepEqual(await store.getHead(), { number: 3n, hash: blockHash(3n) });
       });
     });
+
+    describe('a group of blocks (commitBlocks)', () => {
+      const fixture = storeForGroup(open, (store) => commitAll(store, seed));
+
+      it('stores none of a group with a gap in it', async (t) => {
+        const { store } = fixture();
+        if (!store.commitBlocks) return t.skip('the store commits one block at a time');
+        await assert.rejects(store.commitBlocks([block(3n), block(5n)]), CommitRejectedError);
+        assert.deepEqual(await store.getHead(), { number: 2n, hash: blockHash(2n) });
+        assert.equal(await store.getBlockNumber(blockHash(3n)), null);
+      });
+
+      it('stores a group of consecutive blocks, each as commitBlock would', async (t) => {
+        const { store } = fixture();
+        if (!store.commitBlocks) return t.skip('the store commits one block at a time');
+        await store.commitBlocks([block(3n), block(4n), block(5n)]);
+        assert.deepEqual(await store.getHead(), { number: 5n, hash: blockHash(5n) });
+        for (const n of [3n, 4n, 5n]) assert.equal(await store.getBlockNumber(blockHash(n)), n);
+        await store.unwindTo(3n);
+        assert.deepEqual(await store.getHead(), { number: 3n, hash: blockHash(3n) });
+      });
+    });
   });
 }
 

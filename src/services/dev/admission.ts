@@ -10,12 +10,12 @@ import {
 } from '@ethereumjs/tx';
 import { type Address, equalsBytes, KECCAK256_NULL } from '@ethereumjs/util';
 import { DomainError, RequestFailed, TransactionRejected } from '../../core/errors.ts';
-import type { RecordingStateManager } from '../../ingest/recordingState.ts';
+import type { HeadStateView } from '../../ingest/engines.ts';
 import { BLOB_GAS_PER_BLOB } from '../../primitives/fees.ts';
 
 /** The chain a transaction is checked against: the head's state and header, the next block's rules. */
 export interface Head {
-  state: RecordingStateManager;
+  state: HeadStateView;
   header: BlockHeader | null;
   common: Common;
 }

@@ -371,6 +371,14 @@ class LmdbStore implements ChainStore, UpstreamCache {
     return this.#db.code.get(codeHash) ?? null;
   }
 
+  getTrieNodeSync(hash: Uint8Array): Uint8Array | null {
+    return this.#db.trieNodes.get(hash) ?? null;
+  }
+
+  getCodeSync(codeHash: Uint8Array): Uint8Array | null {
+    return this.#db.code.get(codeHash) ?? null;
+  }
+
   async getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null> {
     const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
     return entry === undefined ? null : decodeAccount(entry.value);
@@ -410,6 +418,25 @@ class LmdbStore implements ChainStore, UpstreamCache {
         for (const [key, value] of block.meta ?? []) this.#db.meta.put(metaKey(key), value);
       },
       blockWriteBytes(block, receipts, receiptsJson),
+    );
+  }
+
+  async commitBlocks(writes: readonly BlockWrite[]): Promise<void> {
+    for (const block of writes) checkBlockShape(block);
+    const encoded = writes.map((block) => ({
+      block,
+      receipts: encodeReceipts(block.receipts),
+      receiptsJson: renderReceiptsJson(block.receiptsJson),
+    }));
+    this.#write(
+      () => {
+        for (const { block, receipts, receiptsJson } of encoded) {
+          this.#checkExtendsHead(block);
+          this.#writeBlock(block, receipts, receiptsJson);
+          for (const [key, value] of block.meta ?? []) this.#db.meta.put(metaKey(key), value);
+        }
+      },
+      encoded.reduce((sum, e) => sum + blockWriteBytes(e.block, e.receipts, e.receiptsJson), 0),
     );
   }
 

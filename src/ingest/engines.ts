@@ -1,0 +1,296 @@
+import type { Block } from '@ethereumjs/block';
+import { type Common, Hardfork } from '@ethereumjs/common';
+import { MerklePatriciaTrie } from '@ethereumjs/mpt';
+import { Account, Address, bytesToBigInt, KECCAK256_NULL } from '@ethereumjs/util';
+import { createVM, runBlock, type VM } from '@ethereumjs/vm';
+import { canonicalBlockHashes } from '../chain/blockHashes.ts';
+import type { ChainSpec } from '../chain/genesis.ts';
+import type { AccountChange } from '../evm/state.ts';
+import { EvmForks } from '../exec/evmRules.ts';
+import { keccak256 } from '../primitives/keccak.ts';
+import { StoreInconsistentError } from '../store/errors.ts';
+import type { ChainStore } from '../store/types.ts';
+import {
+  allocChanges,
+  depositContractOf,
+  type ExecutedBlock,
+  executeBlock,
+  HeadState,
+  type StateWrite,
+} from './evmExecution.ts';
+import { RecordingStateManager } from './recordingState.ts';
+import { BufferedTrieDb } from './trieDb.ts';
+
+/**
+ * What executes a datadir's blocks and keeps the state after its head (ChainWriter's part that
+ * differs by EVM): `evm`, the EVM of src/evm on tries of our own (src/ingest/evmExecution.ts), the
+ * default; `ethereumjs`, @ethereumjs/vm's runBlock on its MerkleStateManager, kept as the oracle that
+ * test/ingest/evmImport.test.ts compares every stored table with.
+ */
+export type EngineName = 'evm' | 'ethereumjs';
+
+/** The head state as the dev chain reads and sets it (admission checks, anvil_set*). */
+export interface HeadStateView {
+  getAccount(address: Address): Promise<Account | undefined>;
+  getCode(address: Address): Promise<Uint8Array>;
+  putAccount(address: Address, account: Account): Promise<void>;
+  putCode(address: Address, code: Uint8Array): Promise<void>;
+  putStorage(address: Address, slot: Uint8Array, value: Uint8Array): Promise<void>;
+}
+
+export interface Engine {
+  readonly view: HeadStateView;
+  /** Moves the head state to a stored root (open, rewind). */
+  setRoot(root: Uint8Array, head: { number: bigint; hash: Uint8Array } | null): Promise<void>;
+  /** The spec's alloc as the head state (an empty store); its state root. */
+  genesisState(spec: ChainSpec): Promise<Uint8Array>;
+  /** Whether it executes this block (else ChainWriter runs it on the ethereumjs engine). */
+  executes(block: Block, common: Common): boolean;
+  /** Executes a block on the head state, its changes pending until `takeWrite` or `discard`. */
+  execute(block: Block, common: Common): Promise<ExecutedBlock>;
+  /** The pending changes as the store takes them, made the head state. */
+  takeWrite(block: { number: bigint; hash: Uint8Array }): Promise<StateWrite>;
+  /** Drops the pending changes (the head's `root` is where the state goes back to). */
+  discard(root: Uint8Array | null): Promise<void>;
+  /** Executes on blocks taken (takeWrite) but not stored yet (ChainWriter.groupCommits). */
+  readonly keepsUnstoredState: boolean;
+  /** The blocks taken so far are stored. */
+  stored(): void;
+}
+
+export async function openEngine(
+  name: EngineName,
+  store: ChainStore,
+  spec: ChainSpec,
+  common: Common,
+): Promise<Engine> {
+  if (name === 'ethereumjs') return EthereumjsEngine.open(store, common);
+  return new EvmEngine(store, spec);
+}
+
+/** BLOCKHASH reaches back this far (the 256 blocks before the one running). */
+const HASHES_KEPT = 256n;
+
+class EvmEngine implements Engine {
+  private readonly head: HeadState;
+  private readonly forks: EvmForks;
+  private readonly depositContract: bigint;
+  /** Canonical hashes of the 256 blocks up to the head, for BLOCKHASH (read without awaiting). */
+  private readonly hashes = new Map<bigint, bigint>();
+  readonly view: HeadStateView;
+  // Nodes and code of blocks not stored yet stay in the head state until `stored`.
+  readonly keepsUnstoredState = true;
+
+  constructor(
+    private readonly store: ChainStore,
+    spec: ChainSpec,
+  ) {
+    const trieNode = store.getTrieNodeSync?.bind(store);
+    const code = store.getCodeSync?.bind(store);
+    if (!trieNode || !code) throw new Error('the EVM executes blocks only on a store with synchronous reads');
+    this.head = new HeadState({ trieNode, code }, KECCAK256_RLP_ROOT);
+    this.forks = new EvmForks(spec);
+    this.depositContract = depositContractOf(spec.json.config as unknown as Record<string, unknown>);
+    this.view = new EvmHeadView(this.head);
+  }
+
+  async setRoot(root: Uint8Array, head: { number: bigint; hash: Uint8Array } | null): Promise<void> {
+    this.head.reset(root);
+    this.hashes.clear();
+    if (head === null) return;
+    for (let n = head.number; n >= 0n && n > head.number - HASHES_KEPT; n--) {
+      const hash = await this.store.getCanonicalHash(n);
+      if (hash === null) throw new StoreInconsistentError(`canonical block ${n} is missing from the store`);
+      this.hashes.set(n, bytesToBigInt(hash));
+    }
+  }
+
+  async genesisState(spec: ChainSpec): Promise<Uint8Array> {
+    this.head.reset(KECCAK256_RLP_ROOT);
+    return this.head.apply(allocChanges(spec.alloc));
+  }
+
+  /**
+   * All but the DAO fork block (with daoForkSupport): its irregular state change moves the balances
+   * of a list of accounts that this engine does not hold; ethereumjs's runBlock makes it.
+   */
+  executes(block: Block, common: Common): boolean {
+    const number = block.header.number;
+    return !(
+      common.hardforkIsActiveOnBlock(Hardfork.Dao, number) && common.hardforkBlock(Hardfork.Dao) === number
+    );
+  }
+
+  async execute(block: Block, common: Common): Promise<ExecutedBlock> {
+    // lmdb-js reads from a snapshot renewed on an awaited read: the nodes of the block stored last
+    // must be in it.
+    await this.store.getHead();
+    const hashes = this.hashes;
+    return executeBlock(this.head, this.forks.of(common), block, {
+      depositContract: this.depositContract,
+      blockHash(number) {
+        const hash = hashes.get(number);
+        if (hash === undefined)
+          throw new StoreInconsistentError(`BLOCKHASH: canonical block ${number} is missing from the store`);
+        return hash;
+      },
+    });
+  }
+
+  async takeWrite(block: { number: bigint; hash: Uint8Array }): Promise<StateWrite> {
+    this.hashes.set(block.number, bytesToBigInt(block.hash));
+    this.hashes.delete(block.number - HASHES_KEPT);
+    return this.head.commit();
+  }
+
+  async discard(): Promise<void> {
+    this.head.discard();
+  }
+
+  stored(): void {
+    this.head.trim();
+  }
+}
+
+/** The head state read and set as ethereumjs accounts (what the dev chain's checks use). */
+class EvmHeadView implements HeadStateView {
+  constructor(private readonly head: HeadState) {}
+
+  async getAccount(address: Address): Promise<Account | undefined> {
+    const record = this.head.account(bytesToBigInt(address.bytes));
+    if (record === null) return undefined;
+    return new Account(record.nonce, record.balance, undefined, record.codeHash);
+  }
+
+  async getCode(address: Address): Promise<Uint8Array> {
+    const at = bytesToBigInt(address.bytes);
+    const record = this.head.account(at);
+    if (record === null || equal(record.codeHash, KECCAK256_NULL)) return new Uint8Array(0);
+    return this.head.code(record.codeHash, at);
+  }
+
+  async putAccount(address: Address, account: Account): Promise<void> {
+    const at = bytesToBigInt(address.bytes);
+    this.change(at, { nonce: account.nonce, balance: account.balance });
+  }
+
+  async putCode(address: Address, code: Uint8Array): Promise<void> {
+    this.change(bytesToBigInt(address.bytes), { code });
+  }
+
+  async putStorage(address: Address, slot: Uint8Array, value: Uint8Array): Promise<void> {
+    this.change(bytesToBigInt(address.bytes), {}, [bytesToBigInt(slot), bytesToBigInt(value)]);
+  }
+
+  private change(
+    address: bigint,
+    fields: { nonce?: bigint; balance?: bigint; code?: Uint8Array },
+    slot?: [bigint, bigint],
+  ): void {
+    const record = this.head.account(address);
+    const codeHash = fields.code ? keccak256(fields.code) : (record?.codeHash ?? KECCAK256_NULL);
+    const code =
+      fields.code ??
+      (record === null || equal(codeHash, KECCAK256_NULL)
+        ? new Uint8Array(0)
+        : this.head.code(codeHash, address));
+    const change: AccountChange = {
+      address,
+      account: {
+        nonce: fields.nonce ?? record?.nonce ?? 0n,
+        balance: fields.balance ?? record?.balance ?? 0n,
+        codeHash,
+        code,
+      },
+      storageCleared: false,
+      slots: new Map(slot ? [slot] : []),
+    };
+    this.head.apply([change]);
+  }
+}
+
+/** @ethereumjs/vm's runBlock on a MerkleStateManager over the store (the oracle; see EngineName). */
+class EthereumjsEngine implements Engine {
+  // Its trie reads the nodes of earlier blocks from the store.
+  readonly keepsUnstoredState = false;
+
+  private constructor(
+    private readonly vm: VM,
+    private readonly state: RecordingStateManager,
+    private readonly trieDb: BufferedTrieDb,
+  ) {}
+
+  static async open(store: ChainStore, common: Common): Promise<EthereumjsEngine> {
+    const trieDb = new BufferedTrieDb(store);
+    const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
+    const state = new RecordingStateManager({ common, trie });
+    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(store) });
+    return new EthereumjsEngine(vm, state, trieDb);
+  }
+
+  get view(): HeadStateView {
+    return this.state;
+  }
+
+  executes(): boolean {
+    return true;
+  }
+
+  async setRoot(root: Uint8Array): Promise<void> {
+    this.trieDb.discardPending();
+    this.state.forgetChanges();
+    await this.state.setStateRoot(root);
+  }
+
+  async genesisState(spec: ChainSpec): Promise<Uint8Array> {
+    for (const a of spec.alloc) {
+      const address = new Address(a.address);
+      await this.state.putAccount(address, new Account(a.nonce, a.balance));
+      if (a.code.length > 0) await this.state.putCode(address, a.code);
+      for (const [slot, value] of a.storage) await this.state.putStorage(address, slot, value);
+    }
+    return this.state.getStateRoot();
+  }
+
+  async execute(block: Block): Promise<ExecutedBlock> {
+    const result = await runBlock(this.vm, {
+      block,
+      generate: true,
+      skipHeaderValidation: true,
+      skipBlockValidation: true,
+      setHardfork: false,
+      clearCache: false,
+    });
+    return {
+      stateRoot: result.stateRoot,
+      gasUsed: result.gasUsed,
+      receiptsRoot: result.receiptsRoot,
+      logsBloom: result.logsBloom,
+      ...(result.requestsHash ? { requestsHash: result.requestsHash } : {}),
+      receipts: result.receipts,
+    };
+  }
+
+  async takeWrite(): Promise<StateWrite> {
+    const changes = await this.state.takeChanges();
+    const { trieNodes, code } = this.trieDb.takePending();
+    return { trieNodes, code, ...changes };
+  }
+
+  stored(): void {}
+
+  async discard(root: Uint8Array | null): Promise<void> {
+    this.trieDb.discardPending();
+    this.state.forgetChanges();
+    // runBlock moved the state manager to the failed block's state root.
+    if (root) await this.state.setStateRoot(root);
+  }
+}
+
+const KECCAK256_RLP_ROOT = keccak256(Uint8Array.of(0x80));
+
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
