@@ -32,6 +32,7 @@ import { ChainWriter } from '../../src/ingest/chainWriter.ts';
 import { mineBlock } from '../../src/ingest/devMiner.ts';
 import type { EngineName } from '../../src/ingest/engines.ts';
 import { importChain } from '../../src/ingest/importer.ts';
+import { unseal } from '../../src/store/lmdb/checksum.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { decodeBlockChanges } from '../../src/store/lmdb/values.ts';
 import { type Anvil, startAnvil } from '../support/anvil.ts';
@@ -74,7 +75,12 @@ function readTables(datadir: string): Record<(typeof TABLES)[number], Table> {
     for (const name of TABLES) {
       const db = env.openDB<Uint8Array, Uint8Array>(name, { keyEncoding: 'binary', encoding: 'binary' });
       const table: Table = new Map();
-      for (const { key, value } of db.getRange({})) table.set(bytesToHex(key), Uint8Array.from(value));
+      for (const { key, value } of db.getRange({})) {
+        // Every value is stored with its checksum (src/store/lmdb/checksum.ts); compare what was written.
+        const plain = unseal(key, value);
+        assert.ok(plain, `${name} record under ${bytesToHex(key)} fails its checksum`);
+        table.set(bytesToHex(key), Uint8Array.from(plain));
+      }
       out[name] = table;
     }
     return out;
