@@ -281,7 +281,10 @@ export class WorldState {
 
   addBalance(account: Account, amount: bigint): void {
     if (amount === 0n) {
-      // geth touches an empty account credited with nothing, which EIP-161 then deletes.
+      // geth's AddBalance makes the account even for nothing: before EIP-161 it stays (a coinbase
+      // paid a zero fee, a beneficiary of an empty self-destruct); after it, touched and empty, it
+      // is deleted at the end of the transaction.
+      if (!account.exists) this.bringIntoExistence(account);
       if (account.isEmpty()) this.touch(account);
       return;
     }
