@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import type { ForkName } from '../../src/evm/forks.ts';
 import { forkRules } from '../../src/evm/forks.ts';
 import type { FrameEnd } from '../../src/evm/hooks.ts';
+import { createAddress } from '../../src/evm/interpreter.ts';
 import { precompilesFor } from '../../src/evm/precompiles/index.ts';
 import { type AccountChange, EMPTY_CODE_HASH, type StateReader, WorldState } from '../../src/evm/state.ts';
 import { applyTransaction } from '../../src/evm/transaction.ts';
@@ -142,6 +143,22 @@ describe('fuzz findings: a credit of nothing to an absent account', () => {
     const c = fuzzCase('Homestead', [account(SENDER), account(CONTRACT, code, 0n)], tx({ gasPrice: 1n }));
     const heir = ours(c).changes.find((x) => x.address === NOBODY);
     assert.ok(heir?.account, 'the beneficiary exists');
+    await agreesWithEthereumjs(c);
+  });
+});
+
+describe('fuzz findings: Frontier creation that cannot pay for its code', () => {
+  it('keeps the account and the gas, and tells tracers the code store ran out of gas (as geth)', async () => {
+    // Initcode returning 0x100 bytes of memory: 51,200 gas of deposit the creation cannot pay.
+    const initCode = Uint8Array.of(0x61, 0x01, 0x00, 0x60, 0x00, 0xf3);
+    const c = fuzzCase('Frontier', [account(SENDER)], tx({ to: null, data: initCode, gasLimit: 60_000n }));
+    const { changes, ends } = ours(c);
+    const end = ends[ends.length - 1];
+    assert.equal(end?.error, 'code store out of gas');
+    assert.equal(end?.output.length, 0x100, 'geth returns the code that was not stored');
+    const created = changes.find((x) => x.address === createAddress(SENDER, 0n));
+    assert.ok(created?.account, 'the account stays');
+    assert.deepEqual(created.account.codeHash, EMPTY_CODE_HASH);
     await agreesWithEthereumjs(c);
   });
 });
