@@ -37,6 +37,7 @@ import {
 } from '../../src/evm/transaction.ts';
 import { type AccountLeaf, stateRoot, storageRoot } from '../../src/evm/trie.ts';
 import { addressBytes, bytesToBigint, wordBytes } from '../../src/evm/words.ts';
+import { type ExecutionTracer, TraceHooks } from '../../src/exec/tracing/hooks.ts';
 import { keccak256 } from '../../src/primitives/keccak.ts';
 import { CHAIN_ID, type FuzzCase, type FuzzTx, KEY_ADDRESSES, KEYS } from './evmGen.ts';
 
@@ -75,7 +76,7 @@ export interface FrameRecord {
   precompile: boolean;
 }
 
-interface TxOutcome {
+export interface TxOutcome {
   /** null: accepted. */
   rejected: string | null;
   gasUsed: string;
@@ -84,6 +85,10 @@ interface TxOutcome {
   logs: string[];
   createdAddress: string | null;
   frames: FrameRecord[];
+  /** Our frames refused before they ran (depth, balance, nonce), which ethereumjs does not report. */
+  refused: string[];
+  /** Frames as src/exec/tracing/hooks.ts's TraceHooks reports them (ours: the same view of our hooks). */
+  hooked: FrameRecord[];
   root: string;
 }
 
@@ -106,6 +111,10 @@ export interface KnownDifference {
   matches(d: Difference): boolean;
 }
 
+/** A difference in one field of a frame, as ethereumjs's events or TraceHooks report it. */
+const frameField = (d: Difference, field: string) =>
+  d.what === `frame ${field}` || d.what === `hooks frame ${field}`;
+
 export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
   {
     name: 'bn254 rejection worded as revert',
@@ -114,7 +123,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       'coordinate past the field) with a revert; geth and src/evm say the precompile failed. Gas, ' +
       'status and state agree: only the error class differs.',
     matches: (d) =>
-      d.what === 'frame error' &&
+      frameField(d, 'error') &&
       d.frame?.ours?.precompile === true &&
       ['0x6', '0x7', '0x8'].includes(d.frame.ours.to) &&
       d.ours === 'precompile failed' &&
@@ -126,7 +135,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       'EIP-211: a RETURNDATACOPY reading past the return data fails the frame; geth (and src/evm) call ' +
       'it "return data out of bounds", ethereumjs "out of gas". Both consume all the gas.',
     matches: (d) =>
-      d.what === 'frame error' && d.ours === 'return data out of bounds' && d.theirs === 'out of gas',
+      frameField(d, 'error') && d.ours === 'return data out of bounds' && d.theirs === 'out of gas',
   },
   {
     name: 'code deposit out of gas worded as out of gas',
@@ -134,7 +143,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       'From Homestead a creation that cannot pay for its code fails; geth (and src/evm) call it "code ' +
       'store out of gas", ethereumjs "out of gas". Gas and state agree.',
     matches: (d) =>
-      d.what === 'frame error' &&
+      frameField(d, 'error') &&
       d.ours === 'code store out of gas' &&
       d.theirs === 'out of gas' &&
       d.fork !== 'Frontier',
@@ -146,7 +155,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       'is "code store out of gas"; geth (and src/evm) return the code it could not store as the ' +
       "frame's output, ethereumjs returns nothing.",
     matches: (d) =>
-      (d.what === 'frame output' || d.what === 'output') &&
+      (frameField(d, 'output') || d.what === 'output') &&
       d.fork === 'Frontier' &&
       d.frame?.ours?.error === 'code store out of gas' &&
       d.theirs === '0x',
@@ -158,7 +167,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       '(and src/evm) price it first (whole pairs), so with too little gas it is out of gas. All the gas ' +
       'is consumed either way.',
     matches: (d) =>
-      d.what === 'frame error' &&
+      frameField(d, 'error') &&
       d.frame?.ours?.precompile === true &&
       d.ours === 'out of gas' &&
       d.theirs === 'precompile failed',
@@ -169,7 +178,48 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       'ethereumjs fails a state change in a static context before it charges for it; src/evm, as geth, ' +
       'first charges what geth charges first (the EIP-2200 sentry of SSTORE, the cold access of a ' +
       'CALL with value), so with too little for that it is out of gas. All the gas is consumed either way.',
-    matches: (d) => d.what === 'frame error' && d.ours === 'out of gas' && d.theirs === 'static state change',
+    matches: (d) => frameField(d, 'error') && d.ours === 'out of gas' && d.theirs === 'static state change',
+  },
+  {
+    name: 'initcode size worded as out of gas',
+    why:
+      'EIP-3860: a CREATE of initcode past the limit fails the frame; ethereumjs says "out of gas", geth ' +
+      'wraps it as out of gas too ("out of gas: max initcode size exceeded"); src/evm keeps the finer ' +
+      'class for each tracer to word. Gas and state agree.',
+    matches: (d) => frameField(d, 'error') && d.ours === 'initcode size' && d.theirs === 'out of gas',
+  },
+  // What src/exec/tracing/hooks.ts's TraceHooks (today's tracers' view of ethereumjs) gets wrong; src/evm
+  // is the one that follows geth, and the tracers move onto it.
+  {
+    name: 'TraceHooks: a creation refused for its nonce called insufficient balance',
+    why:
+      'A CREATE from an account at nonce 2^64−1 is refused before a frame (EIP-2681; geth: nonce ' +
+      'uint64 overflow). TraceHooks reports every refused frame below the depth limit as "insufficient ' +
+      'balance".',
+    matches: (d) =>
+      d.what === 'hooks frame error' && d.ours === 'nonce overflow' && d.theirs === 'insufficient balance',
+  },
+  {
+    name: 'TraceHooks: blake2f final flag rejection unnamed',
+    why:
+      'blake2f (0x09) rejects a final-block flag other than 0 or 1 (geth: "invalid final flag"); ethereumjs ' +
+      'says "value out of range", which TraceHooks does not know as a precompile failure and calls "other".',
+    matches: (d) =>
+      d.what === 'hooks frame error' &&
+      d.frame?.ours?.to === '0x9' &&
+      d.ours === 'precompile failed' &&
+      d.theirs === 'other',
+  },
+  {
+    name: 'TraceHooks: a refused call to a precompile not marked as one',
+    why:
+      'A call to a precompile refused before a frame (a value the caller cannot pay) is still a call to ' +
+      'a precompile; TraceHooks reports every refused frame with precompile false.',
+    matches: (d) =>
+      d.what === 'hooks frame precompile' &&
+      d.ours === 'true' &&
+      d.theirs === 'false' &&
+      (d.frame?.ours?.error === 'insufficient balance' || d.frame?.ours?.error === 'call depth'),
   },
 ];
 
@@ -270,6 +320,8 @@ class Post implements StateReader {
   }
 }
 
+const REFUSALS: ReadonlySet<string> = new Set(['call depth', 'insufficient balance', 'nonce overflow']);
+
 /** Our side: one WorldState over the block's transactions (as block.ts runs them). */
 class Ours {
   readonly post = new Post();
@@ -304,13 +356,14 @@ class Ours {
 
   run(tx: Transaction): TxOutcome {
     const frames: FrameRecord[] = [];
-    const open: Array<{ record: FrameRecord; isStatic: boolean }> = [];
+    const hooked: FrameRecord[] = [];
+    const open: Array<{ record: FrameRecord; raw: FrameRecord; isStatic: boolean }> = [];
     const tracer: EvmTracer = {
       frameStart: (f) => {
         const parent = open[open.length - 1];
         const isStatic = f.kind === 'staticcall' || (parent?.isStatic ?? false);
         const record: FrameRecord = {
-          kind: f.kind === 'call' && parent?.isStatic ? 'call in static context' : f.kind,
+          kind: f.kind,
           depth: f.depth,
           from: big(f.from),
           to: big(f.to),
@@ -321,18 +374,28 @@ class Ours {
           output: '',
           precompile: f.precompile,
         };
-        if (record.kind === 'staticcall' && parent?.isStatic) record.kind = 'call in static context';
         // ethereumjs's message has no CALLCODE flag: one to the calling account itself reads as a CALL.
         if (record.kind === 'callcode' && f.to === f.from) record.kind = 'call';
-        open.push({ record, isStatic });
+        // Nor a STATICCALL flag: in a static context a CALL and a STATICCALL read the same.
+        if ((record.kind === 'call' || record.kind === 'staticcall') && parent?.isStatic)
+          record.kind = 'call in static context';
+        // As TraceHooks reports it: the opcode's kind, refused frames included.
+        const raw: FrameRecord = { ...record, kind: f.kind };
+        open.push({ record, raw, isStatic });
         frames.push(record);
+        hooked.push(raw);
       },
       frameEnd: (e) => {
         const top = open.pop();
         if (!top) throw new Error('frame end without a start');
-        top.record.gasUsed = big(e.gasUsed);
-        top.record.error = e.error;
-        top.record.output = hex(e.output);
+        for (const r of [top.record, top.raw]) {
+          r.gasUsed = big(e.gasUsed);
+          r.error = e.error;
+          r.output = hex(e.output);
+        }
+        // TraceHooks names a creation's address at its end, and none for one refused before it began.
+        if (top.raw.kind === 'create' || top.raw.kind === 'create2')
+          top.raw.to = e.createdAddress === null ? '' : big(e.createdAddress);
       },
     };
     let outcome: TxOutcome;
@@ -353,10 +416,9 @@ class Ours {
         logs: r.logs.map((l) => `${big(l.address)} ${l.topics.map(big).join(',')} ${hex(l.data)}`),
         createdAddress: r.createdAddress === null ? null : big(r.createdAddress),
         // ethereumjs sends no message for a call or creation refused for depth, balance or nonce.
-        frames: frames.filter(
-          (f) =>
-            f.error !== 'call depth' && f.error !== 'insufficient balance' && f.error !== 'nonce overflow',
-        ),
+        frames: frames.filter((f) => !REFUSALS.has(f.error ?? '')),
+        refused: frames.flatMap((f) => (REFUSALS.has(f.error ?? '') ? [f.error ?? ''] : [])),
+        hooked,
         root: '',
       };
     } catch (e) {
@@ -369,6 +431,8 @@ class Ours {
         logs: [],
         createdAddress: null,
         frames: [],
+        refused: [],
+        hooked: [],
         root: '',
       };
     }
@@ -397,6 +461,7 @@ class Theirs {
   private constructor(
     readonly vm: VM,
     readonly common: Common,
+    readonly hooks: TraceHooks,
   ) {}
 
   static async create(c: FuzzCase): Promise<Theirs> {
@@ -426,7 +491,7 @@ class Theirs {
       for (const [slot, value] of a.storage)
         if (value !== 0n) await vm.stateManager.putStorage(address, wordBytes(slot), trimmed(value));
     }
-    return new Theirs(vm, common);
+    return new Theirs(vm, common, new TraceHooks(vm.evm as EVM));
   }
 
   async root(): Promise<string> {
@@ -496,6 +561,39 @@ class Theirs {
       if (top.record.to === '')
         top.record.to = r.createdAddress ? big(bytesToBigInt(r.createdAddress.bytes)) : '';
     };
+    const hooked: FrameRecord[] = [];
+    const openHooked: FrameRecord[] = [];
+    const addressOf = (b: Uint8Array | null) => (b === null ? '' : big(bytesToBigInt(b)));
+    const hookTracer: ExecutionTracer = {
+      frameStart: (f) => {
+        const record: FrameRecord = {
+          kind: f.kind,
+          depth: f.depth,
+          from: addressOf(f.from),
+          to: addressOf(f.to),
+          value: big(f.value),
+          gas: big(f.gas),
+          gasUsed: '',
+          error: null,
+          output: '',
+          precompile: f.precompile,
+        };
+        openHooked.push(record);
+        hooked.push(record);
+      },
+      frameEnd: (e) => {
+        const record = openHooked.pop();
+        if (!record) throw new Error('TraceHooks: an end without a start');
+        record.gasUsed = big(e.gasUsed);
+        record.error = e.error;
+        record.output = hex(e.output);
+        if (record.kind === 'create' || record.kind === 'create2') record.to = addressOf(e.createdAddress);
+        // TraceHooks gives a frame the EVM refused the depth of its own count of open frames, which
+        // includes the sender: one more than ours (docs/evm.md names this quirk).
+        if (e.error === 'insufficient balance' || e.error === 'call depth') record.depth -= 1;
+      },
+    };
+    this.hooks.attach(hookTracer, addressBytes(sender));
     evm.events.on('beforeMessage', onMessage);
     evm.events.on('afterMessage', onResult);
     try {
@@ -523,9 +621,12 @@ class Theirs {
         ),
         createdAddress: result.createdAddress ? big(bytesToBigInt(result.createdAddress.bytes)) : null,
         frames,
+        refused: [],
+        hooked,
         root: await this.root(),
       };
     } finally {
+      this.hooks.attach(null);
       evm.events.off('beforeMessage', onMessage);
       evm.events.off('afterMessage', onResult);
     }
@@ -601,6 +702,8 @@ function rejected(e: unknown, root: string): TxOutcome {
     logs: [],
     createdAddress: null,
     frames: [],
+    refused: [],
+    hooked: [],
     root,
   };
 }
@@ -690,8 +793,16 @@ export interface CaseReport {
   seen: Map<string, number>;
 }
 
+const FRAME_FIELDS = ['kind', 'depth', 'from', 'to', 'value', 'gas', 'gasUsed', 'error', 'output'] as const;
+/** TraceHooks also says which frames are precompiles (ethereumjs's messages do not). */
+const HOOK_FIELDS = [...FRAME_FIELDS, 'precompile'] as const;
+
 /** Runs one case on both EVMs and lists what differs (known differences counted apart). */
-export async function runCase(c: FuzzCase): Promise<CaseReport> {
+export async function runCase(
+  c: FuzzCase,
+  /** Sees both outcomes of each transaction (to look into a difference). */
+  inspect?: (tx: number, ours: TxOutcome, theirs: TxOutcome) => void,
+): Promise<CaseReport> {
   const ours = new Ours(c);
   const theirs = await Theirs.create(c);
   const found: Difference[] = [];
@@ -708,17 +819,37 @@ export async function runCase(c: FuzzCase): Promise<CaseReport> {
   const preOurs = ours.root();
   const preTheirs = await theirs.root();
   if (preOurs !== preTheirs) add(-1, 'pre-state root', preOurs, preTheirs);
+  const compareFrames = (i: number, prefix: string, ours: FrameRecord[], theirs: FrameRecord[]) => {
+    for (let f = 0; f < Math.max(ours.length, theirs.length); f++) {
+      const frame = { ours: ours[f], theirs: theirs[f] };
+      if (frame.ours === undefined || frame.theirs === undefined) {
+        add(i, `${prefix}frame count`, ours.length, theirs.length, frame);
+        return;
+      }
+      let differs = false;
+      for (const key of prefix === '' ? FRAME_FIELDS : HOOK_FIELDS) {
+        if (frame.ours[key] !== frame.theirs[key]) {
+          add(i, `${prefix}frame ${key}`, frame.ours[key], frame.theirs[key], frame);
+          differs = true;
+        }
+      }
+      // Past the first differing frame the rest follow from it.
+      if (differs) return;
+    }
+  };
   const seen = new Map<string, number>();
   const count = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
   for (const [i, fuzz] of c.txs.entries()) {
     const tx = ourTransaction(fuzz, ours.post);
     const a = ours.run(tx);
     const b = await theirs.run(c, tx, fuzz);
-    count(a.rejected === null ? `type ${tx.type}` : `refused ${a.rejected}`);
+    inspect?.(i, a, b);
+    count(a.rejected === null ? `type ${tx.type}` : `tx refused: ${a.rejected}`);
     for (const f of a.frames) {
       count(f.precompile ? 'precompile' : f.kind);
       if (f.error) count(f.error);
     }
+    for (const r of a.refused) count(`refused frame: ${r}`);
     if (a.frames.some((f) => f.depth >= 64)) count('depth ≥ 64');
     if ((a.rejected === null) !== (b.rejected === null)) {
       add(i, 'accepted', a.rejected ?? 'accepted', b.rejected ?? 'accepted');
@@ -732,35 +863,8 @@ export async function runCase(c: FuzzCase): Promise<CaseReport> {
       if (a.success && a.createdAddress !== b.createdAddress)
         add(i, 'created address', a.createdAddress, b.createdAddress);
       if (a.logs.join('\n') !== b.logs.join('\n')) add(i, 'logs', a.logs.join(' | '), b.logs.join(' | '));
-      const n = Math.max(a.frames.length, b.frames.length);
-      for (let f = 0; f < n; f++) {
-        const x = a.frames[f];
-        const y = b.frames[f];
-        const frame = { ours: x, theirs: y };
-        if (x === undefined || y === undefined) {
-          add(i, 'frame count', a.frames.length, b.frames.length, frame);
-          break;
-        }
-        let differs = false;
-        for (const key of [
-          'kind',
-          'depth',
-          'from',
-          'to',
-          'value',
-          'gas',
-          'gasUsed',
-          'error',
-          'output',
-        ] as const) {
-          if (x[key] !== y[key]) {
-            add(i, `frame ${key}`, x[key], y[key], frame);
-            differs = true;
-          }
-        }
-        // Past the first differing frame the rest follow from it.
-        if (differs) break;
-      }
+      compareFrames(i, '', a.frames, b.frames);
+      compareFrames(i, 'hooks ', a.hooked, b.hooked);
     }
     if (a.root !== b.root) {
       add(i, 'state root', a.root, b.root);
