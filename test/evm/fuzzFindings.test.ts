@@ -69,7 +69,7 @@ function fuzzCase(fork: ForkName, accounts: FuzzAccount[], t: FuzzTx): FuzzCase 
   };
 }
 
-/** Runs the case's transaction on src/evm: what changed, and the frames' ends. */
+/** Runs the case's transactions on src/evm, in one world: what changed, and the frames' ends. */
 function ours(c: FuzzCase): { changes: AccountChange[]; ends: FrameEnd[] } {
   const pre = new Map(c.accounts.map((a) => [a.address, a]));
   const reader: StateReader = {
@@ -82,33 +82,34 @@ function ours(c: FuzzCase): { changes: AccountChange[]; ends: FrameEnd[] } {
     code: (_hash, address) => pre.get(address)?.code ?? new Uint8Array(0),
     storage: (address, slot) => pre.get(address)?.storage.get(slot) ?? 0n,
   };
-  const t = c.txs[0] as FuzzTx;
   const rules = forkRules(c.fork);
   const world = new WorldState(reader);
   const ends: FrameEnd[] = [];
-  applyTransaction(
-    world,
-    { ...c.block, chainId: 1n, blockHash: () => 0n },
-    rules,
-    precompilesFor(rules.precompiles),
-    {
-      type: 0,
-      sender: SENDER,
-      nonce: 0n,
-      gasLimit: t.gasLimit,
-      gasPrice: t.gasPrice,
-      maxFeePerGas: 0n,
-      maxPriorityFeePerGas: 0n,
-      to: t.to,
-      value: t.value,
-      data: t.data,
-      accessList: [],
-      blobVersionedHashes: [],
-      maxFeePerBlobGas: 0n,
-      authorizationList: [],
-    },
-    { frameEnd: (e) => ends.push(e) },
-  );
+  for (const [nonce, t] of c.txs.entries()) {
+    applyTransaction(
+      world,
+      { ...c.block, chainId: 1n, blockHash: () => 0n },
+      rules,
+      precompilesFor(rules.precompiles),
+      {
+        type: t.type,
+        sender: SENDER,
+        nonce: BigInt(nonce),
+        gasLimit: t.gasLimit,
+        gasPrice: t.gasPrice,
+        maxFeePerGas: 0n,
+        maxPriorityFeePerGas: 0n,
+        to: t.to,
+        value: t.value,
+        data: t.data,
+        accessList: t.accessList,
+        blobVersionedHashes: [],
+        maxFeePerBlobGas: 0n,
+        authorizationList: [],
+      },
+      { frameEnd: (e) => ends.push(e) },
+    );
+  }
   return { changes: world.takeChanges(), ends };
 }
 
@@ -160,5 +161,30 @@ describe('fuzz findings: Frontier creation that cannot pay for its code', () => 
     assert.ok(created?.account, 'the account stays');
     assert.deepEqual(created.account.codeHash, EMPTY_CODE_HASH);
     await agreesWithEthereumjs(c);
+  });
+});
+
+describe('fuzz findings: precompiles stay warm in every transaction', () => {
+  it('after an access list of an earlier transaction named a slot of one (EIP-2929)', async () => {
+    // GAS, STATICCALL identity (0x04) with no input, POP, GAS, SWAP1, SUB, PUSH1 0, SSTORE: the gas the
+    // call took lands in slot 0, warm (100) in every transaction, whatever came before.
+    const code = [
+      0x5a, 0x60, 0, 0x60, 0, 0x60, 0, 0x60, 0, 0x60, 4, 0x5a, 0xfa, 0x50, 0x5a, 0x90, 0x03, 0x60, 0, 0x55,
+    ];
+    const contract = account(CONTRACT, code);
+    const warming = tx({ type: 1, to: NOBODY, accessList: [{ address: 4n, storageKeys: [0n] }] });
+    const alone = ours(fuzzCase('Berlin', [account(SENDER), contract], tx({ type: 1 })));
+    const after = ours({
+      ...fuzzCase('Berlin', [account(SENDER), contract], warming),
+      txs: [warming, tx({ type: 1 })],
+    });
+    const slot0 = (r: ReturnType<typeof ours>) =>
+      r.changes.find((x) => x.address === CONTRACT)?.slots.get(0n);
+    assert.ok(slot0(alone) !== undefined);
+    assert.equal(slot0(after), slot0(alone));
+    await agreesWithEthereumjs({
+      ...fuzzCase('Berlin', [account(SENDER), contract], warming),
+      txs: [warming, tx({ type: 1 })],
+    });
   });
 });
