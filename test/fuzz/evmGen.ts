@@ -685,13 +685,19 @@ const SNIPPETS: Array<[number, Snippet]> = [
       }
     },
   ],
-  // Recursion: the account calls itself with all its gas (the depth limit before EIP-150).
+  // Recursion: the account calls itself with all its gas, or all but 100 (before EIP-150 a call may
+  // not ask for more than is left after its own price, and so reaches the depth limit).
   [
     1,
     (a, ctx) => {
+      const r = ctx.rng;
+      const withValue = r.chance(0.5);
       a.push(0).push(0).push(0).push(0);
-      if (ctx.rng.chance(0.5)) a.push(0).op(ADDRESS, GAS, CALL);
-      else a.op(ADDRESS, GAS, ctx.rng.pick([DELEGATECALL, STATICCALL]));
+      if (withValue) a.push(0);
+      a.op(ADDRESS);
+      if (r.chance(0.5)) a.op(GAS);
+      else a.push(100).op(GAS, SUB);
+      a.op(withValue ? CALL : r.pick([DELEGATECALL, STATICCALL]));
       save(a, ctx);
     },
   ],
