@@ -17,7 +17,7 @@ const SEED =
   process.env.FUZZ_SEED === 'random'
     ? Math.floor(Math.random() * 2 ** 31)
     : Number(process.env.FUZZ_SEED ?? DEFAULT_SEED);
-const CASES = Number(process.env.FUZZ_CASES ?? 600);
+const CASES = Number(process.env.FUZZ_CASES ?? 500);
 const FORK = process.env.FUZZ_FORK ? forkByName(process.env.FUZZ_FORK) : null;
 
 it(`src/evm and @ethereumjs/vm agree on ${CASES} generated cases (FUZZ_SEED=${SEED})`, async () => {

@@ -114,6 +114,9 @@ export interface KnownDifference {
   matches(d: Difference): boolean;
 }
 
+/** Precompiles whose input length ethereumjs checks before their price: BN254 pairing, BLS12-381. */
+const LENGTH_FIRST: ReadonlySet<string> = new Set(['0x8', '0xb', '0xc', '0xd', '0xe', '0xf', '0x10', '0x11']);
+
 /** A difference in one field of a frame, as ethereumjs's events or TraceHooks report it. */
 const frameField = (d: Difference, field: string) =>
   d.what === `frame ${field}` || d.what === `hooks frame ${field}`;
@@ -164,6 +167,14 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       d.theirs === '0x',
   },
   {
+    name: 'code starting with 0xEF checked after the deposit',
+    why:
+      'EIP-3541: a creation returning code that starts with 0xEF fails; geth (and src/evm) check that ' +
+      'before charging the code deposit ("invalid code"), ethereumjs after it, so when the deposit is ' +
+      'unaffordable it says "out of gas". All the gas is consumed either way.',
+    matches: (d) => frameField(d, 'error') && d.ours === 'invalid code' && d.theirs === 'out of gas',
+  },
+  {
     name: 'precompile input length checked before the price',
     why:
       'ethereumjs rejects a BN254 pairing or BLS12-381 input of a bad length before it prices it; geth ' +
@@ -172,6 +183,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     matches: (d) =>
       frameField(d, 'error') &&
       d.frame?.ours?.precompile === true &&
+      LENGTH_FIRST.has(d.frame.ours.to) &&
       d.ours === 'out of gas' &&
       d.theirs === 'precompile failed',
   },

@@ -882,7 +882,7 @@ export function generateCase(seed: number, index: number, fork?: ForkName): Fuzz
     excessBlobGas: rules.blobs ? rng.pick([0n, 0n, 10n ** 6n, 10n ** 8n]) : 0n,
   };
   const txs: FuzzTx[] = [];
-  const count = 1 + rng.int(3);
+  const count = 1 + rng.int(4);
   for (let i = 0; i < count; i++) txs.push(transaction(rng, rules, contracts, targets, baseFee));
   return { index, fork: chosen, block, accounts, txs };
 }
