@@ -19,6 +19,10 @@ const SEED =
     : Number(process.env.FUZZ_SEED ?? DEFAULT_SEED);
 const CASES = Number(process.env.FUZZ_CASES ?? 500);
 const FORK = process.env.FUZZ_FORK ? forkByName(process.env.FUZZ_FORK) : null;
+if (!Number.isSafeInteger(SEED) || SEED < 0) throw new Error(`FUZZ_SEED must be 'random' or an integer ≥ 0`);
+if (!Number.isSafeInteger(CASES) || CASES < 1) throw new Error('FUZZ_CASES must be a positive integer');
+if (process.env.FUZZ_FORK && (FORK === null || !FUZZ_FORKS.includes(FORK)))
+  throw new Error(`FUZZ_FORK must be one of ${FUZZ_FORKS.join(', ')} (or another name of one)`);
 
 it(`src/evm and @ethereumjs/vm agree on ${CASES} generated cases (FUZZ_SEED=${SEED})`, async () => {
   const perFork = new Map<string, number>(FUZZ_FORKS.map((f) => [f, 0]));
