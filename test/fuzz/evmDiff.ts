@@ -525,6 +525,8 @@ class Theirs {
       for (const [slot, value] of a.storage)
         if (value !== 0n) await vm.stateManager.putStorage(address, wordBytes(slot), trimmed(value));
     }
+    // The second view of the frames, what today's tracers are fed; it goes when the tracers have
+    // moved onto src/evm and TraceHooks is deleted (issue 20).
     return new Theirs(vm, common, new TraceHooks(vm.evm as EVM));
   }
 
