@@ -190,9 +190,10 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
   {
     name: 'static-context write checked before gas',
     why:
-      'ethereumjs fails a state change in a static context before it charges for it; src/evm, as geth, ' +
-      'first charges what geth charges first (the EIP-2200 sentry of SSTORE, the cold access of a ' +
-      'CALL with value), so with too little for that it is out of gas. All the gas is consumed either way.',
+      'ethereumjs fails a state change in a static context before it charges for it; src/evm first ' +
+      "charges SSTORE's EIP-2200 sentry and a value-carrying CALL's cold access (geth charges all of " +
+      "an op's gas before that check), so with too little for those it is out of gas. All the gas is " +
+      'consumed either way.',
     matches: (d) => frameField(d, 'error') && d.ours === 'out of gas' && d.theirs === 'static state change',
   },
   {
