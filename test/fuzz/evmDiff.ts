@@ -197,6 +197,15 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     matches: (d) => frameField(d, 'error') && d.ours === 'out of gas' && d.theirs === 'static state change',
   },
   {
+    name: 'static-context write checked before the stack',
+    why:
+      'A state-changing op in a static context with too few stack items: geth (and src/evm) check the ' +
+      'stack before the op runs ("stack underflow"), ethereumjs says "static state change". Both end ' +
+      'the frame with all its gas.',
+    matches: (d) =>
+      frameField(d, 'error') && d.ours === 'stack underflow' && d.theirs === 'static state change',
+  },
+  {
     name: 'initcode size worded as out of gas',
     why:
       'EIP-3860: a CREATE of initcode past the limit fails the frame; ethereumjs says "out of gas", geth ' +
