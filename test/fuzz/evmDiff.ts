@@ -206,6 +206,14 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       frameField(d, 'error') && d.ours === 'stack underflow' && d.theirs === 'static state change',
   },
   {
+    name: 'stack checked after gas',
+    why:
+      'An op with too few stack items and too little gas: geth (and src/evm) check the stack before ' +
+      'charging ("stack underflow"), ethereumjs charges first ("out of gas"). Both end the frame with ' +
+      'all its gas.',
+    matches: (d) => frameField(d, 'error') && d.ours === 'stack underflow' && d.theirs === 'out of gas',
+  },
+  {
     name: 'initcode size worded as out of gas',
     why:
       'EIP-3860: a CREATE of initcode past the limit fails the frame; ethereumjs says "out of gas", geth ' +
