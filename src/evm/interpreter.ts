@@ -195,6 +195,8 @@ export class Machine {
   resultBank = 0n;
   resultError = -1;
   resultAddress = -1n;
+  /** The last frame was a Frontier creation that could not pay for its code (kept, codeless). */
+  resultShortfall = false;
 
   constructor(
     readonly rules: ForkRules,
@@ -256,7 +258,8 @@ export class Machine {
 
   private messageResult(creation: boolean): MessageResult {
     const status = this.resultStatus;
-    const success = status === STOPPED || status === RETURNED;
+    // geth counts a Frontier creation that kept its account but not its code as failed.
+    const success = (status === STOPPED || status === RETURNED) && !this.resultShortfall;
     return {
       success,
       gasLeft: BigInt(this.resultGas) + this.resultBank,
@@ -265,7 +268,9 @@ export class Machine {
         ? null
         : status === REVERTED
           ? 'revert'
-          : (ERROR_NAMES[this.resultError] ?? 'out of gas'),
+          : this.resultShortfall
+            ? 'code store out of gas'
+            : (ERROR_NAMES[this.resultError] ?? 'out of gas'),
       createdAddress: creation && success ? this.resultAddress : null,
     };
   }
@@ -1378,6 +1383,8 @@ function finishFrame(m: Machine, f: Frame, status: number): void {
   let error = f.error;
   let output = f.output;
   const creation = f.op === OP_CREATE || f.op === OP_CREATE2;
+  // Frontier's creation that cannot pay for its code: it succeeds, but geth's tracers see the error.
+  let shortfall = false;
   if (creation && (st === STOPPED || st === RETURNED)) {
     const code = output;
     if (code.length > rules.maxCodeSize) {
@@ -1394,8 +1401,10 @@ function finishFrame(m: Machine, f: Frame, status: number): void {
         if (rules.codeDepositOutOfGasFails) {
           st = FAILED;
           error = E_CODE_STORE_OUT_OF_GAS;
+        } else {
+          // Frontier kept the account without code, and the gas.
+          shortfall = true;
         }
-        // Frontier kept the account without code, and the gas.
       } else {
         f.gas = gas - deposit;
         if (code.length > 0) world.setCode(f.account, code);
@@ -1414,13 +1423,21 @@ function finishFrame(m: Machine, f: Frame, status: number): void {
   m.resultBank = st === FAILED ? 0n : f.bank;
   m.resultError = st === FAILED ? error : -1;
   m.resultAddress = creation ? f.address : -1n;
+  m.resultShortfall = shortfall;
   const tracer = m.tracer;
   if (tracer?.frameEnd) {
     tracer.frameEnd({
       depth: f.depth,
       gasUsed: f.startGas - (BigInt(m.resultGas) + m.resultBank),
       output,
-      error: st === FAILED ? (ERROR_NAMES[error] ?? 'out of gas') : st === REVERTED ? 'revert' : null,
+      error:
+        st === FAILED
+          ? (ERROR_NAMES[error] ?? 'out of gas')
+          : st === REVERTED
+            ? 'revert'
+            : shortfall
+              ? 'code store out of gas'
+              : null,
       createdAddress: creation ? f.address : null,
       ...(st === FAILED &&
       f.failedOp >= 0 &&
@@ -1473,6 +1490,7 @@ function refuse(
   m.resultBank = bank;
   m.resultError = error;
   m.resultAddress = -1n;
+  m.resultShortfall = false;
   m.tracer?.frameEnd?.({
     depth,
     gasUsed: consumed,
@@ -1498,6 +1516,7 @@ function succeedAtOnce(
   m.resultBank = bank;
   m.resultError = -1;
   m.resultAddress = -1n;
+  m.resultShortfall = false;
   m.tracer?.frameEnd?.({ depth, gasUsed: used, output, error: null, createdAddress: null });
   return null;
 }

@@ -56,6 +56,8 @@ export class Account {
   storageCleared = false;
   /** The reader holds storage for it. */
   readerHasStorage = false;
+  /** Warm in every transaction (a precompile, WorldState.warmAlways): what `warm` is reset to. */
+  alwaysWarm = false;
   // Per transaction, reset by WorldState.endTransaction.
   warm = false;
   warmSlots: Set<bigint> | null = null;
@@ -281,7 +283,10 @@ export class WorldState {
 
   addBalance(account: Account, amount: bigint): void {
     if (amount === 0n) {
-      // geth touches an empty account credited with nothing, which EIP-161 then deletes.
+      // geth's AddBalance makes the account even for nothing: before EIP-161 it stays (a coinbase
+      // paid a zero fee, a beneficiary of an empty self-destruct); after it, touched and empty, it
+      // is deleted at the end of the transaction.
+      if (!account.exists) this.bringIntoExistence(account);
       if (account.isEmpty()) this.touch(account);
       return;
     }
@@ -416,7 +421,11 @@ export class WorldState {
    */
   warmAlways(addresses: readonly bigint[]): void {
     if (this.alwaysWarm.has(addresses)) return;
-    for (const address of addresses) this.account(address).warm = true;
+    for (const address of addresses) {
+      const account = this.account(address);
+      account.warm = true;
+      account.alwaysWarm = true;
+    }
     // Only once all are read: a MissingState midway leaves the list to be warmed on the rerun.
     this.alwaysWarm.add(addresses);
   }
@@ -481,7 +490,8 @@ export class WorldState {
       this.commitAccount(account);
     }
     for (const account of this.txAccounts) {
-      account.warm = false;
+      // A precompile is here when the transaction warmed one of its slots (an access list may).
+      account.warm = account.alwaysWarm;
       account.warmSlots = null;
       account.transient = null;
       account.createdInTx = false;
@@ -498,7 +508,8 @@ export class WorldState {
   abortTransaction(): void {
     this.revert(0);
     for (const account of this.txAccounts) {
-      account.warm = false;
+      // A precompile is here when the transaction warmed one of its slots (an access list may).
+      account.warm = account.alwaysWarm;
       account.warmSlots = null;
       account.transient = null;
       account.createdInTx = false;
