@@ -15,6 +15,7 @@ import type {
   CachedBlock,
   ChainStore,
   FlatAccount,
+  SyncStateReads,
   TxLocation,
   UpstreamCache,
 } from '../types.ts';
@@ -282,25 +283,37 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async getCode(codeHash: Uint8Array): Promise<Uint8Array | null> {
-    return bytesOrNull(this.#db.code.get(codeHash));
+    return this.syncReads.code(codeHash);
   }
 
   async getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null> {
-    const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
-    return entry === undefined ? null : decodeAccount(entry.value);
+    return this.syncReads.accountAt(address, number);
   }
 
   async getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Promise<Uint8Array> {
-    // Both lookups run in the same event turn, hence in the same read snapshot.
-    const written = latestAtOrBefore(this.#db.storageHistory, slotHistoryKey(address, slot, number));
-    if (written === undefined) return new Uint8Array(0);
-    const wiped = latestAtOrBefore(this.#db.storageWipes, addressHistoryKey(address, number));
-    // A write in the block of the wipe is that block's final value, so only a later wipe hides it.
-    if (wiped !== undefined && blockNumberSuffix(wiped.key) > blockNumberSuffix(written.key)) {
-      return new Uint8Array(0);
-    }
-    return plainBytes(written.value);
+    return this.syncReads.storageAt(address, slot, number);
   }
+
+  /** LMDB reads are synchronous: the EVM of src/evm reads state through these directly. */
+  readonly syncReads: SyncStateReads = {
+    canonicalHash: (number) => bytesOrNull(this.#db.canonical.get(blockNumberKey(number))),
+    code: (codeHash) => bytesOrNull(this.#db.code.get(codeHash)),
+    accountAt: (address, number) => {
+      const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
+      return entry === undefined ? null : decodeAccount(entry.value);
+    },
+    storageAt: (address, slot, number) => {
+      // Both lookups run in the same event turn, hence in the same read snapshot.
+      const written = latestAtOrBefore(this.#db.storageHistory, slotHistoryKey(address, slot, number));
+      if (written === undefined) return new Uint8Array(0);
+      const wiped = latestAtOrBefore(this.#db.storageWipes, addressHistoryKey(address, number));
+      // A write in the block of the wipe is that block's final value, so only a later wipe hides it.
+      if (wiped !== undefined && blockNumberSuffix(wiped.key) > blockNumberSuffix(written.key)) {
+        return new Uint8Array(0);
+      }
+      return plainBytes(written.value);
+    },
+  };
 
   async getMeta(key: string): Promise<Uint8Array | null> {
     return bytesOrNull(this.#db.meta.get(metaKey(key)));
