@@ -16,19 +16,18 @@ import type { TraceTypes } from '../core/call.ts';
 import { DomainError, NotFound, RequestFailed } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 import { StoreInconsistentError } from '../store/errors.ts';
+import { defaultEngine, type Engine } from './evmEngine.ts';
+import { type EvmReplayedTx, replayOnEvm } from './evmReplay.ts';
 import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
 import type { StateAccess } from './session.ts';
 import type { ConflictBoard } from './speculation.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
-import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
+import { ParityTracers } from './tracing/traceTypes.ts';
 
 /** One mined transaction, re-executed and traced. */
-export interface ReplayedTx extends ParityTraces {
-  hash: Uint8Array;
-  output: Uint8Array;
-}
+export type ReplayedTx = EvmReplayedTx;
 
 /** Extra tracers a caller can run per transaction (geth's debug tracers), made fresh for each. */
 export type TracerFactory = (
@@ -148,10 +147,15 @@ export async function replayBlock(
   types: TraceTypes,
   extra?: TracerFactory,
   part?: ReplayPart,
+  engine: Engine = defaultEngine(),
 ): Promise<ReplayedBlock> {
   const block = await chain.block(blockHash);
   if (!block) throw new NotFound(`block ${toHex(blockHash)} not found`);
   if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
+  if (engine === 'evm' && !extra && !part) {
+    const replayed = replayOnEvm(chain, block, types);
+    if (replayed) return { block, txs: replayed, extra: [], access: [] };
+  }
   const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));
   const parent = { number: block.header.number - 1n, hash: block.header.parentHash };
   const state = new OverlayStateManager(stateAtBlock(chain.store, parent));

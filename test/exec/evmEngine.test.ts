@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { buildMainnetChain } from '../../bench/lib/mainnetBlocks.ts';
+import { readChainSpec } from '../../src/chain/genesis.ts';
+import { importChain } from '../../src/ingest/importer.ts';
+import { openLmdbStore } from '../../src/store/lmdb/index.ts';
+import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
+import { tempDir } from '../support/cli.ts';
+import { diffReplays, type EngineChain, openEngineChain } from '../support/engineDiff.ts';
+import { exportChain } from '../support/exportChain.ts';
+import { importConformanceChain } from '../support/server.ts';
+
+/**
+ * Issue 20's rule for moving execution onto src/evm: no answer that was right changes. The same
+ * replay jobs run on @ethereumjs/vm and on src/evm over real chains, and every answer must be the
+ * same bytes: the conformance chain (Homestead → BPO2, every transaction type), the trace
+ * workload built on anvil (constructors that call, create, log, revert and self-destruct, nested),
+ * and the mainnet-like block of bench:mainnet (swaps, tokens, EIP-7702 wallets, failures).
+ */
+describe('src/evm against ethereumjs: replays', () => {
+  describe('the conformance chain', () => {
+    let imported: { datadir: string; cleanup: () => void };
+    let chain: EngineChain;
+    before(async () => {
+      imported = await importConformanceChain();
+      chain = await openEngineChain(imported.datadir);
+    });
+    after(async () => {
+      await chain?.close();
+      imported?.cleanup();
+    });
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs > 50, `${txs} transactions`);
+    });
+  });
+
+  describe('the trace workload (anvil)', () => {
+    let servers: TraceWorkloadServers;
+    let chain: EngineChain;
+    before(async () => {
+      servers = await serveTraceWorkload();
+      chain = await openEngineChain(servers.datadir);
+    });
+    after(async () => {
+      await chain?.close();
+      await servers?.close();
+    });
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs >= 90, `${txs} transactions`);
+    });
+  });
+
+  describe('the mainnet-like block (anvil)', () => {
+    const work = tempDir('ethtrace-engine-mainnet-');
+    let chain: EngineChain;
+    before(async () => {
+      const built = await buildMainnetChain(work.path, { blocks: 1, txsPerBlock: 60 });
+      try {
+        const exported = await exportChain(built.anvil, join(work.path, 'anvil'));
+        const datadir = join(work.path, 'data');
+        const store = await openLmdbStore(datadir);
+        try {
+          await importChain({
+            store,
+            spec: readChainSpec(exported.genesisPath),
+            files: [exported.rlpPath],
+            verifyStateRoot: false,
+          });
+        } finally {
+          await store.close();
+        }
+        chain = await openEngineChain(datadir);
+      } finally {
+        await built.anvil.stop();
+      }
+    });
+    after(async () => {
+      await chain?.close();
+      work.cleanup();
+    });
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs >= 60, `${txs} transactions`);
+    });
+  });
+});
