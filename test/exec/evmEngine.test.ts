@@ -7,7 +7,7 @@ import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
-import { diffReplays, type EngineChain, openEngineChain } from '../support/engineDiff.ts';
+import { diffCallMany, diffReplays, type EngineChain, openEngineChain } from '../support/engineDiff.ts';
 import { exportChain } from '../support/exportChain.ts';
 import { importConformanceChain } from '../support/server.ts';
 
@@ -18,7 +18,7 @@ import { importConformanceChain } from '../support/server.ts';
  * workload built on anvil (constructors that call, create, log, revert and self-destruct, nested),
  * and the mainnet-like block of bench:mainnet (swaps, tokens, EIP-7702 wallets, failures).
  */
-describe('src/evm against ethereumjs: replays', () => {
+describe('src/evm against ethereumjs: replays and calls', () => {
   describe('the conformance chain', () => {
     let imported: { datadir: string; cleanup: () => void };
     let chain: EngineChain;
@@ -34,6 +34,12 @@ describe('src/evm against ethereumjs: replays', () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs > 50, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
     });
   });
 
@@ -52,6 +58,12 @@ describe('src/evm against ethereumjs: replays', () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs >= 90, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
     });
   });
 
@@ -87,6 +99,12 @@ describe('src/evm against ethereumjs: replays', () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs >= 60, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
     });
   });
 });

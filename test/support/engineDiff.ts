@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
-import type { TraceTypes } from '../../src/core/call.ts';
+import type { CallLimits } from '../../src/config/limits.ts';
+import type { CallRequest, TraceTypes } from '../../src/core/call.ts';
 import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
+import { EvmCallSession } from '../../src/exec/evmSession.ts';
+import { type CallManyJob, runCallMany } from '../../src/exec/jobs/callMany.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
@@ -86,4 +90,137 @@ export async function diffReplays(
     if (a !== b) problems.push(`block ${n} flat traces ${firstDifference(a, b)}`);
   }
   return { problems, compared, txs };
+}
+
+/** A mined transaction as a call request, with its fee fields or without. */
+export function txAsCall(tx: TypedTransaction, withFees: boolean): CallRequest {
+  const t = tx as TypedTransaction & {
+    gasPrice?: bigint;
+    maxFeePerGas?: bigint;
+    maxPriorityFeePerGas?: bigint;
+    accessList?: Array<[Uint8Array, Uint8Array[]]>;
+    authorizationList?: Uint8Array[][];
+  };
+  const call: CallRequest = {
+    from: tx.getSenderAddress().bytes,
+    to: tx.to?.bytes ?? null,
+    gas: tx.gasLimit,
+    value: tx.value,
+    data: tx.data,
+  };
+  if (t.accessList && t.accessList.length > 0)
+    call.accessList = t.accessList.map(([address, keys]) => ({ address, storageKeys: keys }));
+  if (t.authorizationList) {
+    call.authorizationList = t.authorizationList.map((a) => {
+      const [chainId, address, nonce, yParity, r, s] = a as Uint8Array[];
+      const big = (b: Uint8Array | undefined) =>
+        b && b.length > 0 ? BigInt(`0x${Buffer.from(b).toString('hex')}`) : 0n;
+      return {
+        chainId: big(chainId),
+        address: address ?? new Uint8Array(20),
+        nonce: big(nonce),
+        yParity: big(yParity),
+        r: big(r),
+        s: big(s),
+      };
+    });
+  }
+  if (withFees) {
+    call.type = tx.type;
+    if (t.gasPrice !== undefined) call.gasPrice = t.gasPrice;
+    if (t.maxFeePerGas !== undefined) call.maxFeePerGas = t.maxFeePerGas;
+    if (t.maxPriorityFeePerGas !== undefined) call.maxPriorityFeePerGas = t.maxPriorityFeePerGas;
+  }
+  return call;
+}
+
+const LIMITS = { gasCap: 50_000_000n } as CallLimits;
+
+/**
+ * Runs each block's transactions as one trace_callMany on its parent (without fees, with them, with
+ * state overrides, traced and diffed), and trace_call of each, on both engines.
+ */
+export async function diffCallMany({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number; onEvm: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  let onEvm = 0;
+  const both: TraceTypes = { trace: true, stateDiff: true, vmTrace: false };
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    if (block.transactions.length === 0) continue;
+    const plain = block.transactions.map((tx) => txAsCall(tx, false));
+    const first = plain[0] as CallRequest;
+    const jobs: Array<[string, CallManyJob]> = [
+      [
+        'no fees',
+        { blockHash: parentHash, calls: plain.map((call) => ({ call, types: both })), single: false },
+      ],
+      [
+        'fees',
+        {
+          blockHash: parentHash,
+          calls: block.transactions.map((tx) => ({ call: txAsCall(tx, true), types: both })),
+          single: false,
+        },
+      ],
+      [
+        'mixed types',
+        {
+          blockHash: parentHash,
+          calls: plain.map((call, i) => ({
+            call,
+            types: { trace: i % 2 === 0, stateDiff: i % 3 !== 0, vmTrace: false },
+          })),
+          single: false,
+        },
+      ],
+      [
+        'overrides and an unaffordable value',
+        {
+          blockHash: parentHash,
+          calls: [
+            { call: { ...first, value: 10n ** 40n }, types: both },
+            ...plain.map((call) => ({ call, types: both })),
+          ],
+          stateOverrides: [
+            { address: first.from as Uint8Array, override: { balance: 10n ** 30n, nonce: 7n } },
+            ...(first.to
+              ? [
+                  {
+                    address: first.to,
+                    override: {
+                      stateDiff: [[new Uint8Array(32), Uint8Array.of(5)]] as Array<[Uint8Array, Uint8Array]>,
+                    },
+                  },
+                ]
+              : []),
+            { address: Uint8Array.from({ length: 20 }, (_, i) => i + 1), override: { balance: 0n } },
+          ],
+          single: false,
+        },
+      ],
+      ['trace_call', { blockHash: parentHash, calls: [{ call: first, types: both }], single: true }],
+    ];
+    for (const [name, job] of jobs) {
+      const a = await outcome(() => runCallMany(chain, LIMITS, job, 'ethereumjs'));
+      const b = await outcome(() => runCallMany(chain, LIMITS, job, 'evm'));
+      compared++;
+      const session = await EvmCallSession.openAt(chain, job.blockHash, {
+        gasCap: LIMITS.gasCap,
+        ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
+      });
+      if (session && !job.calls.some((c) => c.call.blobVersionedHashes)) onEvm++;
+      if (a !== b) problems.push(`block ${n} ${name} ${firstDifference(a, b)}`);
+    }
+  }
+  return { problems, compared, onEvm };
 }

@@ -1,0 +1,198 @@
+import type { BlockHeader } from '@ethereumjs/block';
+import { Address } from '@ethereumjs/util';
+import type { ChainReader } from '../chain/reader.ts';
+import type { CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
+import { NotFound } from '../core/errors.ts';
+import type { BlockEnv } from '../evm/env.ts';
+import { createAddress } from '../evm/interpreter.ts';
+import { WorldState } from '../evm/state.ts';
+import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
+import { addressBytes, bytesToBigint } from '../evm/words.ts';
+import { CallValidationError } from './callValidation.ts';
+import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import type { EvmFork } from './evmRules.ts';
+import { simulationCommon } from './machine.ts';
+import { callMessage } from './message.ts';
+import type { CallTrace } from './session.ts';
+import { adaptTracer, allEvmTracers, StateDiffRecorder } from './tracing/evmAdapter.ts';
+import type { ExecutionTracer } from './tracing/hooks.ts';
+import { ParityCallTracer } from './tracing/parity.ts';
+import { buildStateDiff } from './tracing/stateDiff.ts';
+import { bigMax, callTransaction, effectivePrice, floorGas } from './transaction.ts';
+
+const ZERO_ADDRESS = new Uint8Array(20);
+
+/**
+ * trace_call / trace_callMany / trace_rawTransaction on the EVM of src/evm: calls simulated in order
+ * on the state after one block, with Reth's pure simulation (no fees, no nonce check; the sender's
+ * nonce moves), answering what `CallSession` (src/exec/session.ts) answers on ethereumjs. The call is
+ * checked, and built as a transaction, by the same code as there, so a call refused is refused in the
+ * same words; only the execution differs.
+ */
+export class EvmCallSession {
+  private readonly zeroFeeEnv: BlockEnv;
+  private diffs: StateDiffRecorder | null = null;
+
+  private constructor(
+    private readonly chain: ChainReader,
+    private readonly header: BlockHeader,
+    private readonly fork: EvmFork,
+    private readonly world: WorldState,
+    private readonly reader: FlatStateReader,
+    private readonly env: BlockEnv,
+    private readonly gasCap: bigint,
+  ) {
+    this.zeroFeeEnv = { ...env, baseFee: 0n };
+  }
+
+  /**
+   * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
+   * request yet (the caller uses CallSession): a store without synchronous reads, a fork without a
+   * rule row, block overrides, or a state override that replaces an account's whole storage.
+   */
+  static async openAt(
+    chain: ChainReader,
+    blockHash: Uint8Array,
+    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: unknown },
+  ): Promise<EvmCallSession | null> {
+    const reads = chain.store.syncReads;
+    if (!reads || opts.blockOverrides !== undefined) return null;
+    if (opts.stateOverrides?.some((o) => o.override.state !== undefined)) return null;
+    const header = await chain.header(blockHash);
+    if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
+    const fork = evmFork(chain, chain.commonAt(header.number, header.timestamp));
+    if (!fork) return null;
+    const reader = new FlatStateReader(reads, header.number);
+    const world = new WorldState(reader);
+    const session = new EvmCallSession(
+      chain,
+      header,
+      fork,
+      world,
+      reader,
+      blockEnv(header, fork.chainId, reads),
+      opts.gasCap,
+    );
+    if (opts.stateOverrides) session.applyStateOverrides(opts.stateOverrides);
+    return session;
+  }
+
+  close(): void {}
+
+  /** Simulates one call and traces what `types` asks for (never a vmTrace: see openAt's callers). */
+  async trace(request: CallRequest, index: number, types: TraceTypes): Promise<CallTrace> {
+    if (types.stateDiff && !this.diffs) {
+      this.diffs = new StateDiffRecorder(this.world, this.reader);
+      this.diffs.skip();
+    }
+    const parity = types.trace ? new ParityCallTracer() : null;
+    const output = this.run(request, index, parity, this.diffs);
+    // A stateDiff counts from the start of its call: what calls without one changed is in none.
+    let stateDiff = null;
+    if (types.stateDiff && this.diffs) stateDiff = buildStateDiff(this.diffs.changes());
+    else this.diffs?.skip();
+    return { output, trace: parity?.traces() ?? [], stateDiff, vmTrace: null };
+  }
+
+  private run(
+    request: CallRequest,
+    index: number,
+    parity: ParityCallTracer | null,
+    diffs: StateDiffRecorder | null,
+  ): Uint8Array {
+    const baseFee = this.header.baseFeePerGas;
+    const call = callMessage(request, baseFee, this.gasCap, 'parity');
+    const callerBytes = call.from ?? ZERO_ADDRESS;
+    const caller = new Address(callerBytes);
+    const price = effectivePrice(call, baseFee, index);
+    // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do.
+    const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
+    const world = this.world;
+    const sender = world.account(bytesToBigint(callerBytes));
+    const common = simulationCommon(this.chain.commonAt(this.header.number, this.header.timestamp));
+    const tx = callTransaction(
+      call,
+      { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
+      common,
+      baseFee,
+    );
+    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    if (call.gas < intrinsic) {
+      throw new CallValidationError(
+        index,
+        `intrinsic gas too low: have ${call.gas}, want ${intrinsic}`,
+        'intrinsic gas',
+      );
+    }
+    const value = call.value ?? 0n;
+    if (sender.balance < value) {
+      this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
+      return new Uint8Array();
+    }
+    const tracer = allEvmTracers([parity && adaptTracer(parity, world), diffs?.tracer ?? null]);
+    let result: TransactionResult;
+    try {
+      result = applyTransaction(
+        world,
+        env,
+        this.fork.rules,
+        this.fork.precompiles,
+        evmTransaction(tx),
+        tracer,
+        { call: true, fees: false },
+      );
+    } catch (e) {
+      if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
+      throw e;
+    }
+    return result.output;
+  }
+
+  /** A value the sender cannot afford fails the top frame; only the nonce moves (Reth). */
+  private unaffordable(
+    call: CallRequest,
+    caller: Uint8Array,
+    gas: bigint,
+    tracer: ExecutionTracer | null,
+  ): void {
+    const world = this.world;
+    const sender = world.account(bytesToBigint(caller));
+    const creation = call.to === undefined || call.to === null;
+    tracer?.frameStart({
+      kind: creation ? 'create' : 'call',
+      depth: 0,
+      from: caller,
+      to: creation ? null : (call.to as Uint8Array),
+      value: call.value ?? 0n,
+      gas,
+      input: call.data ?? new Uint8Array(),
+      precompile: false,
+    });
+    tracer?.frameEnd({
+      gasUsed: 0n,
+      output: new Uint8Array(),
+      error: 'insufficient balance',
+      createdAddress: creation ? addressBytes(createAddress(sender.address, sender.nonce)) : null,
+    });
+    world.setNonce(sender, sender.nonce + 1n);
+    world.endTransaction(this.fork.rules.emptyIsAbsent);
+  }
+
+  /** Overrides before the first call: not part of any stateDiff (diffs start from them). */
+  private applyStateOverrides(overrides: StateOverrides): void {
+    const world = this.world;
+    for (const { address, override } of overrides) {
+      const account = world.account(bytesToBigint(address));
+      if (override.balance !== undefined) world.setBalance(account, override.balance);
+      if (override.nonce !== undefined) world.setNonce(account, override.nonce);
+      if (override.code !== undefined) world.setCode(account, override.code);
+      // An account an override names exists afterwards, as the ethereumjs overlay's write makes it.
+      if (!account.exists) world.createAccount(account);
+      for (const [slot, value] of override.stateDiff ?? []) {
+        world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
+      }
+    }
+    // Committed as they are: an empty account an override makes lives until a call touches it.
+    world.endTransaction(false);
+  }
+}
