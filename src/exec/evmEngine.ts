@@ -26,7 +26,7 @@ let engine: Engine | null = null;
  * (test/exec/evmEngine.test.ts) run both side by side on the same chains.
  */
 export function defaultEngine(): Engine {
-  if (engine === null) engine = process.env.ETHTRACE_EVM === 'evm' ? 'evm' : 'ethereumjs';
+  if (engine === null) engine = process.env.ETHTRACE_EVM === 'ethereumjs' ? 'ethereumjs' : 'evm';
   return engine;
 }
 
