@@ -5,10 +5,18 @@ import type { TraceTypes } from '../core/call.ts';
 import { BEACON_ROOTS_ADDRESS, HISTORY_STORAGE_ADDRESS } from '../evm/block.ts';
 import type { ForkRules } from '../evm/forks.ts';
 import { WorldState } from '../evm/state.ts';
-import { applyTransaction } from '../evm/transaction.ts';
+import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
 import { bytesToBigint } from '../evm/words.ts';
 import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
-import { adaptTracer, allEvmTracers, StateDiffRecorder } from './tracing/evmAdapter.ts';
+import type { StateAccess } from './session.ts';
+import { type ConflictBoard, PartConflict } from './speculation.ts';
+import {
+  AccessRecorder,
+  adaptTracer,
+  allEvmTracers,
+  changedKeys,
+  StateDiffRecorder,
+} from './tracing/evmAdapter.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import type { ParityTraces } from './tracing/traceTypes.ts';
@@ -27,9 +35,16 @@ const HISTORY_SERVE_WINDOW = 8191n;
  * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
  * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
  * run it yet: a store without synchronous reads (upstream mode), the DAO fork block (its irregular
- * state change lives in ethereumjs's runBlock), a fork without a rule row, or a vmTrace.
+ * state change lives in ethereumjs's runBlock), a fork without a rule row, or a vmTrace. A `part`
+ * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what
+ * each read and changed.
  */
-export function replayOnEvm(chain: ChainReader, block: Block, types: TraceTypes): EvmReplayedTx[] | null {
+export function replayOnEvm(
+  chain: ChainReader,
+  block: Block,
+  types: TraceTypes,
+  part?: { indices: readonly number[]; board?: ConflictBoard },
+): { txs: EvmReplayedTx[]; access: StateAccess[] } | null {
   const reads = chain.store.syncReads;
   if (!reads || types.vmTrace) return null;
   const header = block.header;
@@ -42,22 +57,48 @@ export function replayOnEvm(chain: ChainReader, block: Block, types: TraceTypes)
   const world = new WorldState(reader);
   const env = blockEnv(header, fork.chainId, reads);
   systemWrites(world, rules, header);
-  const diffs = types.stateDiff ? new StateDiffRecorder(world, reader) : null;
+  const diffs = types.stateDiff || part ? new StateDiffRecorder(world, reader) : null;
   diffs?.skip();
+  // A part notes what each transaction read and changed; the coinbase's reads outside the EVM (the
+  // fee payment every transaction makes) are not noted (src/services/parallelCalls.ts).
+  const access = part ? new AccessRecorder(env.coinbase) : null;
+  const only = part ? new Set(part.indices) : null;
   const txs: EvmReplayedTx[] = [];
-  for (const tx of block.transactions) {
+  const accesses: StateAccess[] = [];
+  for (const [index, tx] of block.transactions.entries()) {
+    if (only && !only.has(index)) continue;
+    // Another part (or this one) found a conflict: the block will be replayed whole.
+    if (part?.board?.lost) break;
     const parity = types.trace ? new ParityCallTracer() : null;
-    const tracer = allEvmTracers([parity && adaptTracer(parity, world), diffs?.tracer ?? null]);
-    const result = applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer);
+    const tracer = allEvmTracers([
+      parity && adaptTracer(parity, world),
+      diffs?.tracer ?? null,
+      access?.tracer ?? null,
+    ]);
+    let result: TransactionResult;
+    try {
+      result = applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer);
+    } catch (e) {
+      // In a part, a transaction invalid on the part's state (funds or a nonce another part
+      // provides) only means the part cannot stand alone.
+      if (part && e instanceof InvalidTransaction) throw new PartConflict(index, e);
+      throw e;
+    }
+    const changes = diffs ? diffs.changes() : null;
     txs.push({
       hash: tx.hash(),
       output: result.output,
       trace: parity?.traces() ?? [],
-      stateDiff: diffs ? buildStateDiff(diffs.changes()) : null,
+      stateDiff: types.stateDiff && changes ? buildStateDiff(changes) : null,
       vmTrace: null,
     });
+    if (part && access && diffs && changes) {
+      const noted = { reads: access.takeReads(), writes: changedKeys(changes, diffs.wiped) };
+      accesses.push(noted);
+      part.board?.post(part.indices[accesses.length - 1] ?? index, noted);
+    }
   }
-  return txs;
+  return { txs, access: accesses };
 }
 
 /**

@@ -13,8 +13,14 @@ import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.
 import type { EvmFork } from './evmRules.ts';
 import { simulationCommon } from './machine.ts';
 import { callMessage } from './message.ts';
-import type { CallTrace } from './session.ts';
-import { adaptTracer, allEvmTracers, StateDiffRecorder } from './tracing/evmAdapter.ts';
+import type { CallTrace, StateAccess } from './session.ts';
+import {
+  AccessRecorder,
+  adaptTracer,
+  allEvmTracers,
+  changedKeys,
+  StateDiffRecorder,
+} from './tracing/evmAdapter.ts';
 import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
@@ -32,6 +38,8 @@ const ZERO_ADDRESS = new Uint8Array(20);
 export class EvmCallSession {
   private readonly zeroFeeEnv: BlockEnv;
   private diffs: StateDiffRecorder | null = null;
+  private recorder: AccessRecorder | null = null;
+  private lastWrites: string[] = [];
 
   private constructor(
     private readonly chain: ChainReader,
@@ -79,6 +87,25 @@ export class EvmCallSession {
 
   close(): void {}
 
+  /** From now on, notes what each call reads and changes, for `access` (speculative execution). */
+  recordAccess(): void {
+    this.recorder = new AccessRecorder();
+    if (!this.diffs) {
+      this.diffs = new StateDiffRecorder(this.world, this.reader);
+      this.diffs.skip();
+    }
+  }
+
+  /** CallSession's position for `access`; here each `access` covers the call traced last. */
+  mark(): number {
+    return 0;
+  }
+
+  /** What the last call read and changed (see CallSession.access). */
+  access(_mark: number): StateAccess {
+    return { reads: this.recorder?.takeReads() ?? [], writes: this.lastWrites };
+  }
+
   /** Simulates one call and traces what `types` asks for (never a vmTrace: see openAt's callers). */
   async trace(request: CallRequest, index: number, types: TraceTypes): Promise<CallTrace> {
     if (types.stateDiff && !this.diffs) {
@@ -87,10 +114,10 @@ export class EvmCallSession {
     }
     const parity = types.trace ? new ParityCallTracer() : null;
     const output = this.run(request, index, parity, this.diffs);
-    // A stateDiff counts from the start of its call: what calls without one changed is in none.
-    let stateDiff = null;
-    if (types.stateDiff && this.diffs) stateDiff = buildStateDiff(this.diffs.changes());
-    else this.diffs?.skip();
+    // Each call's changes are taken after it: a stateDiff counts from the start of its call.
+    const changes = this.diffs?.changes() ?? null;
+    if (this.recorder && this.diffs && changes) this.lastWrites = changedKeys(changes, this.diffs.wiped);
+    const stateDiff = types.stateDiff && changes ? buildStateDiff(changes) : null;
     return { output, trace: parity?.traces() ?? [], stateDiff, vmTrace: null };
   }
 
@@ -109,6 +136,7 @@ export class EvmCallSession {
     const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
     const world = this.world;
     const sender = world.account(bytesToBigint(callerBytes));
+    this.recorder?.noteAccount(sender.address);
     const common = simulationCommon(this.chain.commonAt(this.header.number, this.header.timestamp));
     const tx = callTransaction(
       call,
@@ -129,7 +157,11 @@ export class EvmCallSession {
       this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
       return new Uint8Array();
     }
-    const tracer = allEvmTracers([parity && adaptTracer(parity, world), diffs?.tracer ?? null]);
+    const tracer = allEvmTracers([
+      parity && adaptTracer(parity, world),
+      diffs?.tracer ?? null,
+      this.recorder?.tracer ?? null,
+    ]);
     let result: TransactionResult;
     try {
       result = applyTransaction(

@@ -7,7 +7,13 @@ import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
-import { diffCallMany, diffReplays, type EngineChain, openEngineChain } from '../support/engineDiff.ts';
+import {
+  diffCallMany,
+  diffParts,
+  diffReplays,
+  type EngineChain,
+  openEngineChain,
+} from '../support/engineDiff.ts';
 import { exportChain } from '../support/exportChain.ts';
 import { importConformanceChain } from '../support/server.ts';
 
@@ -41,6 +47,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
     });
+
+    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+      const { problems, accepted, items } = await diffParts(chain);
+      assert.deepEqual(problems, [], problems.join('\n'));
+      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+    });
   });
 
   describe('the trace workload (anvil)', () => {
@@ -64,6 +76,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared, onEvm } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+    });
+
+    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+      const { problems, accepted, items } = await diffParts(chain);
+      assert.deepEqual(problems, [], problems.join('\n'));
+      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
     });
   });
 
@@ -105,6 +123,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared, onEvm } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+    });
+
+    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+      const { problems, accepted, items } = await diffParts(chain);
+      assert.deepEqual(problems, [], problems.join('\n'));
+      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
     });
   });
 });

@@ -7,8 +7,9 @@ import type { CallRequest, TraceTypes } from '../../src/core/call.ts';
 import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
 import { EvmCallSession } from '../../src/exec/evmSession.ts';
-import { type CallManyJob, runCallMany } from '../../src/exec/jobs/callMany.ts';
+import { type CallManyJob, runCallMany, runCallManyPart } from '../../src/exec/jobs/callMany.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
+import { partitionBySender, validPrefix } from '../../src/exec/speculation.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
 
@@ -223,4 +224,84 @@ export async function diffCallMany({
     }
   }
   return { problems, compared, onEvm };
+}
+
+/**
+ * Speculation on src/evm: each block's transactions split by sender into two parts, each replayed
+ * alone as a speculative part; every transaction that `validPrefix` accepts (nothing it read was
+ * changed before it by the other part, as the parts noted) must have exactly its serial answer, and
+ * the parts must not all fail. The same for each block's transactions as trace_callMany parts on
+ * its parent. Returns the problems and how many items speculation accepted.
+ */
+export async function diffParts({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; accepted: number; items: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let accepted = 0;
+  let items = 0;
+  const types: TraceTypes = { trace: true, stateDiff: false, vmTrace: false };
+  const jobs = replayJobs(chain, 'evm');
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    const senders = block.transactions.map((tx) => tx.getSenderAddress().toString());
+    const parts = partitionBySender(senders, 2);
+    if (!parts) continue;
+    items += senders.length * 2;
+    // Replay parts.
+    const serial = (await jobs.replayBlock({ blockHash, types })).map((b) => Buffer.from(b).toString());
+    const runs = await Promise.all(
+      parts.map((indices) => jobs.replayBlockPart({ blockHash, types, indices })),
+    );
+    const prefix = validPrefix(
+      runs.map((r, p) => ({ indices: parts[p] as number[], access: r.access })),
+      senders.length,
+    );
+    accepted += prefix;
+    for (const [p, run] of runs.entries()) {
+      for (const [i, result] of run.results.entries()) {
+        const index = (parts[p] as number[])[i] as number;
+        if (index < prefix && Buffer.from(result).toString() !== serial[index])
+          problems.push(
+            `block ${n} replay part: transaction ${index} accepted with a result not its serial one`,
+          );
+      }
+    }
+    // trace_callMany parts on the parent.
+    const calls = block.transactions.map((tx) => ({ call: txAsCall(tx, false), types }));
+    const whole = JSON.parse(
+      Buffer.from(
+        await runCallMany(chain, LIMITS, { blockHash: parentHash, calls, single: false }, 'evm'),
+      ).toString(),
+    ) as unknown[];
+    const callRuns = await Promise.all(
+      parts.map((indices) =>
+        runCallManyPart(
+          chain,
+          LIMITS,
+          { blockHash: parentHash, calls: indices.map((i) => calls[i] as (typeof calls)[number]), indices },
+          'evm',
+        ),
+      ),
+    );
+    const callPrefix = validPrefix(
+      callRuns.map((r, p) => ({ indices: parts[p] as number[], access: r.access })),
+      senders.length,
+    );
+    accepted += callPrefix;
+    for (const [p, run] of callRuns.entries()) {
+      for (const [i, result] of run.results.entries()) {
+        const index = (parts[p] as number[])[i] as number;
+        if (index < callPrefix && Buffer.from(result).toString() !== JSON.stringify(whole[index]))
+          problems.push(`block ${n} callMany part: call ${index} accepted with a result not its serial one`);
+      }
+    }
+  }
+  return { problems, accepted, items };
 }

@@ -91,8 +91,10 @@ export async function runCallManyPart(
   chain: ChainReader,
   limits: CallLimits,
   job: CallManyPartJob,
+  engine: Engine = defaultEngine(),
 ): Promise<PartResult> {
-  const { session } = await openSession(chain, limits, job);
+  const session =
+    (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
   try {
     session.recordAccess();
     const results: Uint8Array[] = [];

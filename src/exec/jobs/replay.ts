@@ -7,8 +7,8 @@ import type { TraceTypes } from '../../core/call.ts';
 import { NotFound } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
 import type { Engine } from '../evmEngine.ts';
-import { PartConflict, type ReplayedTx, replayBlock } from '../replay.ts';
-import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
+import { type ReplayedTx, replayBlock } from '../replay.ts';
+import { ConflictBoard, type PartBoard, PartConflict, type PartResult } from '../speculation.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
 import { blockRewards } from '../tracing/rewards.ts';
 

@@ -71,6 +71,8 @@ export function allEvmTracers(tracers: Array<EvmTracer | null>): EvmTracer | nul
   const withEnd = active.filter((t) => t.frameEnd);
   const withDestruct = active.filter((t) => t.selfDestruct);
   const withWrite = active.filter((t) => t.storageWrite);
+  const withAccountRead = active.filter((t) => t.accountRead);
+  const withStorageRead = active.filter((t) => t.storageRead);
   const steps = active.filter((t) => t.step);
   const out: EvmTracer = {
     frameStart: (f) => {
@@ -87,6 +89,14 @@ export function allEvmTracers(tracers: Array<EvmTracer | null>): EvmTracer | nul
   if (withWrite.length > 0)
     out.storageWrite = (a, slot, v) => {
       for (const t of withWrite) t.storageWrite?.(a, slot, v);
+    };
+  if (withAccountRead.length > 0)
+    out.accountRead = (a) => {
+      for (const t of withAccountRead) t.accountRead?.(a);
+    };
+  if (withStorageRead.length > 0)
+    out.storageRead = (a, slot) => {
+      for (const t of withStorageRead) t.storageRead?.(a, slot);
     };
   if (steps.length === 1) out.step = steps[0]?.step as NonNullable<EvmTracer['step']>;
   else if (steps.length > 1) throw new Error('one step tracer at a time');
@@ -112,6 +122,8 @@ export class StateDiffRecorder {
   /** Slots each open frame wrote (a failed frame's writes are dropped), for wiped accounts. */
   private frames: Array<Array<[bigint, bigint]>> = [];
   private written: Array<[bigint, bigint]> = [];
+  /** Accounts whose storage the last transaction wiped (a self-destruct, an EIP-161 deletion). */
+  wiped: bigint[] = [];
 
   constructor(
     private readonly world: WorldState,
@@ -157,6 +169,7 @@ export class StateDiffRecorder {
     }
     this.written = [];
     this.frames = [];
+    this.wiped = [];
     for (const change of this.world.takeChanges()) {
       const address = change.address;
       let known = this.known.get(address);
@@ -190,6 +203,7 @@ export class StateDiffRecorder {
         }
       }
       if (change.storageCleared) {
+        this.wiped.push(address);
         known.wiped = true;
         known.slots.clear();
       }
@@ -217,4 +231,74 @@ function minimal(value: bigint): Uint8Array {
   let i = 0;
   while (word[i] === 0) i++;
   return word.subarray(i);
+}
+
+const hex40 = (address: bigint): string => address.toString(16).padStart(40, '0');
+const hex64 = (slot: bigint): string => slot.toString(16).padStart(64, '0');
+
+/**
+ * What an execution read and changed, as `accessKeys` (src/exec/overlayState.ts) names the pieces of
+ * state, for speculative parallel execution (src/exec/speculation.ts). Reads come from the world
+ * state's read observer; `unnoted` is an account whose reads outside any frame are not noted (a
+ * replay's coinbase, which every transaction's fee payment reads).
+ */
+export class AccessRecorder {
+  private reads = new Set<string>();
+  private depth = 0;
+
+  constructor(private readonly unnoted: bigint | null = null) {}
+
+  readonly tracer: EvmTracer = {
+    frameStart: () => {
+      this.depth++;
+    },
+    frameEnd: () => {
+      this.depth--;
+    },
+    accountRead: (address) => {
+      if (this.depth === 0 && address === this.unnoted) return;
+      this.reads.add(hex40(address));
+    },
+    storageRead: (address, slot) => {
+      this.reads.add(`${hex40(address)}:${hex64(slot)}`);
+    },
+  };
+
+  /** A read made outside the EVM (a call's sender, looked up before it runs). */
+  noteAccount(address: bigint): void {
+    this.reads.add(hex40(address));
+  }
+
+  /** The reads since the last take. */
+  takeReads(): string[] {
+    const reads = [...this.reads];
+    this.reads = new Set();
+    this.depth = 0;
+    return reads;
+  }
+}
+
+/** The keys whose value a transaction changed, from its changes (StateDiffRecorder) and wipes. */
+export function changedKeys(changes: readonly AccountChange[], wiped: readonly bigint[]): string[] {
+  const keys: string[] = [];
+  for (const change of changes) {
+    const owner = Buffer.from(change.address).toString('hex');
+    if (!sameView(change.before, change.after)) keys.push(owner);
+    for (const [, s] of change.storage) {
+      if (!sameBytes(s.before, s.after)) keys.push(`${owner}:${Buffer.from(s.slot).toString('hex')}`);
+    }
+  }
+  for (const address of wiped) keys.push(`${hex40(address)}!`);
+  return keys;
+}
+
+function sameView(a: AccountView | null, b: AccountView | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.nonce === b.nonce && a.balance === b.balance && sameBytes(a.code, b.code);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
