@@ -1,9 +1,11 @@
 import type { BlockHeader } from '@ethereumjs/block';
-import { Address } from '@ethereumjs/util';
+import type { Common } from '@ethereumjs/common';
+import { Address, toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
 import type { CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
+import type { EvmTracer, FrameEnd } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
 import { WorldState } from '../evm/state.ts';
 import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
@@ -12,8 +14,8 @@ import { CallValidationError } from './callValidation.ts';
 import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
 import { simulationCommon } from './machine.ts';
-import { callMessage } from './message.ts';
-import type { CallTrace, StateAccess } from './session.ts';
+import { callMessage, checkGethFees } from './message.ts';
+import type { CallFailure, CallTrace, SimulatedCall, StateAccess } from './session.ts';
 import {
   AccessRecorder,
   adaptTracer,
@@ -38,12 +40,13 @@ const ZERO_ADDRESS = new Uint8Array(20);
 export class EvmCallSession {
   private readonly zeroFeeEnv: BlockEnv;
   private diffs: StateDiffRecorder | null = null;
+  private overrides: StateOverrides | null = null;
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
 
   private constructor(
-    private readonly chain: ChainReader,
-    private readonly header: BlockHeader,
+    chain: ChainReader,
+    readonly header: BlockHeader,
     private readonly fork: EvmFork,
     private readonly world: WorldState,
     private readonly reader: FlatStateReader,
@@ -51,7 +54,11 @@ export class EvmCallSession {
     private readonly gasCap: bigint,
   ) {
     this.zeroFeeEnv = { ...env, baseFee: 0n };
+    this.common = simulationCommon(chain.commonAt(header.number, header.timestamp));
   }
+
+  /** The fork's ethereumjs rules, which build the call's transaction (its checks and words). */
+  private readonly common: Common;
 
   /**
    * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
@@ -81,11 +88,121 @@ export class EvmCallSession {
       blockEnv(header, fork.chainId, reads),
       opts.gasCap,
     );
-    if (opts.stateOverrides) session.applyStateOverrides(opts.stateOverrides);
+    if (opts.stateOverrides) {
+      session.overrides = opts.stateOverrides;
+      applyStateOverrides(world, opts.stateOverrides);
+    }
     return session;
   }
 
   close(): void {}
+
+  /** The base fee the session's calls see; undefined before London. */
+  get baseFee(): bigint | undefined {
+    return this.header.baseFeePerGas;
+  }
+
+  /** The account as the session's state holds it now (overrides and earlier calls included). */
+  async account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }> {
+    const account = this.world.account(bytesToBigint(address));
+    return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+  }
+
+  /**
+   * One call under geth's rules (eth_call, eth_estimateGas): as CallSession.simulate with the geth
+   * dialect (its fee checks, the sender pays for its gas). `isolated` runs it on a world of its own
+   * (the block's state and the overrides), so the session's state stays as it was.
+   */
+  async simulate(
+    request: CallRequest,
+    index: number,
+    _tracer: null,
+    options: { dialect: 'geth'; isolated?: boolean },
+  ): Promise<SimulatedCall> {
+    const world = options.isolated ? this.freshWorld() : this.world;
+    return this.runGeth(world, request, index);
+  }
+
+  private freshWorld(): WorldState {
+    const world = new WorldState(this.reader);
+    if (this.overrides) applyStateOverrides(world, this.overrides);
+    return world;
+  }
+
+  private runGeth(world: WorldState, request: CallRequest, index: number): SimulatedCall {
+    const baseFee = this.header.baseFeePerGas;
+    const call = callMessage(request, baseFee, this.gasCap, 'geth');
+    checkGethFees(call, baseFee);
+    const callerBytes = call.from ?? ZERO_ADDRESS;
+    const caller = new Address(callerBytes);
+    const price = effectivePrice(call, baseFee, index);
+    const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
+    const sender = world.account(bytesToBigint(callerBytes));
+    const tx = callTransaction(
+      call,
+      { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
+      this.common,
+      baseFee,
+    );
+    const value = call.value ?? 0n;
+    const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
+    // geth checks the funds (buyGas) before the intrinsic gas; so does CallSession, and so here.
+    const want = call.gas * feeCap + value;
+    if (sender.balance < want) {
+      throw new CallValidationError(
+        index,
+        `insufficient funds for gas * price + value: address ${toChecksumAddress(caller.toString())} ` +
+          `have ${sender.balance} want ${want}`,
+        'insufficient funds',
+      );
+    }
+    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    if (call.gas < intrinsic) {
+      throw new CallValidationError(
+        index,
+        `intrinsic gas too low: have ${call.gas}, want ${intrinsic}`,
+        'intrinsic gas',
+      );
+    }
+    if (sender.balance < value) {
+      // Only with no price at all: the sender cannot pay the value (CallSession's unaffordable call).
+      world.setNonce(sender, sender.nonce + 1n);
+      world.endTransaction(this.fork.rules.emptyIsAbsent);
+      return { output: new Uint8Array(), gasUsed: 0n, gasSpent: null, failed: true };
+    }
+    let end: FrameEnd | null = null;
+    const top: EvmTracer = {
+      frameEnd: (e) => {
+        if (e.depth === 0) end = e;
+      },
+    };
+    let result: TransactionResult;
+    try {
+      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, evmTransaction(tx), top, {
+        call: true,
+      });
+    } catch (e) {
+      if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
+      throw e;
+    }
+    const last = end as FrameEnd | null;
+    const failure: CallFailure | undefined =
+      last?.error && !result.success
+        ? {
+            kind: last.error,
+            ...(last.failedOp ? { failedOp: last.failedOp } : {}),
+            ...(last.precompileError === undefined ? {} : { precompileError: last.precompileError }),
+          }
+        : undefined;
+    return {
+      output: result.output,
+      // EIP-7623's floor bounds the total, not the intrinsic part (geth's peak gas).
+      gasUsed: bigMax(result.gasUsedBeforeRefund, floorGas(tx)),
+      gasSpent: result.gasUsed,
+      failed: !result.success,
+      ...(failure ? { failure } : {}),
+    };
+  }
 
   /** From now on, notes what each call reads and changes, for `access` (speculative execution). */
   recordAccess(): void {
@@ -137,11 +254,10 @@ export class EvmCallSession {
     const world = this.world;
     const sender = world.account(bytesToBigint(callerBytes));
     this.recorder?.noteAccount(sender.address);
-    const common = simulationCommon(this.chain.commonAt(this.header.number, this.header.timestamp));
     const tx = callTransaction(
       call,
       { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
-      common,
+      this.common,
       baseFee,
     );
     const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
@@ -209,22 +325,21 @@ export class EvmCallSession {
     world.setNonce(sender, sender.nonce + 1n);
     world.endTransaction(this.fork.rules.emptyIsAbsent);
   }
+}
 
-  /** Overrides before the first call: not part of any stateDiff (diffs start from them). */
-  private applyStateOverrides(overrides: StateOverrides): void {
-    const world = this.world;
-    for (const { address, override } of overrides) {
-      const account = world.account(bytesToBigint(address));
-      if (override.balance !== undefined) world.setBalance(account, override.balance);
-      if (override.nonce !== undefined) world.setNonce(account, override.nonce);
-      if (override.code !== undefined) world.setCode(account, override.code);
-      // An account an override names exists afterwards, as the ethereumjs overlay's write makes it.
-      if (!account.exists) world.createAccount(account);
-      for (const [slot, value] of override.stateDiff ?? []) {
-        world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
-      }
+/** Overrides before the first call: not part of any stateDiff (diffs start from them). */
+function applyStateOverrides(world: WorldState, overrides: StateOverrides): void {
+  for (const { address, override } of overrides) {
+    const account = world.account(bytesToBigint(address));
+    if (override.balance !== undefined) world.setBalance(account, override.balance);
+    if (override.nonce !== undefined) world.setNonce(account, override.nonce);
+    if (override.code !== undefined) world.setCode(account, override.code);
+    // An account an override names exists afterwards, as the ethereumjs overlay's write makes it.
+    if (!account.exists) world.createAccount(account);
+    for (const [slot, value] of override.stateDiff ?? []) {
+      world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
     }
-    // Committed as they are: an empty account an override makes lives until a call touches it.
-    world.endTransaction(false);
   }
+  // Committed as they are: an empty account an override makes lives until a call touches it.
+  world.endTransaction(false);
 }

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { BlockEnv } from '../../src/evm/env.ts';
 import { forkRules } from '../../src/evm/forks.ts';
 import { precompilesFor } from '../../src/evm/precompiles/index.ts';
-import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from '../../src/evm/state.ts';
+import { type AccountRecord, type StateReader, WorldState } from '../../src/evm/state.ts';
 import { applyTransaction, InvalidTransaction, type Transaction } from '../../src/evm/transaction.ts';
 import { keccak256 } from '../../src/primitives/keccak.ts';
 

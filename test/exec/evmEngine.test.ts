@@ -3,12 +3,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildMainnetChain } from '../../bench/lib/mainnetBlocks.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
+import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
+import { type CallManyJob, runCallMany } from '../../src/exec/jobs/callMany.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
 import {
   diffCallMany,
+  diffCalls,
   diffParts,
   diffReplays,
   type EngineChain,
@@ -16,6 +19,8 @@ import {
 } from '../support/engineDiff.ts';
 import { exportChain } from '../support/exportChain.ts';
 import { importConformanceChain } from '../support/server.ts';
+
+const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
 
 /**
  * Issue 20's rule for moving execution onto src/evm: no answer that was right changes. The same
@@ -53,6 +58,56 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       assert.deepEqual(problems, [], problems.join('\n'));
       assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
     });
+
+    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+
+    it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {
+      // Reth's pure simulation debits no gas. The ethereumjs path credited the sender gas × fee cap
+      // and runTx then debited gas × price, so BALANCE(CALLER) inside a call naming a fee cap above
+      // its price saw the difference; src/evm debits nothing.
+      const head = await chain.store.getHead();
+      assert.ok(head);
+      const header = await chain.chain.header(head.hash);
+      assert.ok(header?.baseFeePerGas !== undefined);
+      const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xb0 + i);
+      const sender = Uint8Array.from({ length: 20 }, (_, i) => 0x50 + i);
+      const balance = 10n ** 21n;
+      const job: CallManyJob = {
+        blockHash: head.hash,
+        calls: [
+          {
+            call: {
+              from: sender,
+              to: probe,
+              gas: 100_000n,
+              value: 7n,
+              maxFeePerGas: header.baseFeePerGas * 10n + 10n,
+              maxPriorityFeePerGas: 1n,
+            },
+            types: { trace: false, stateDiff: false, vmTrace: false },
+          },
+        ],
+        // CALLER BALANCE, returned as a word.
+        stateOverrides: [
+          { address: probe, override: { code: Buffer.from('333160005260206000f3', 'hex') } },
+          { address: sender, override: { balance } },
+        ],
+        single: true,
+      };
+      const seen = async (engine: 'evm' | 'ethereumjs') =>
+        BigInt(
+          (
+            JSON.parse(Buffer.from(await runCallMany(chain.chain, LIMITS, job, engine)).toString()) as {
+              output: string;
+            }
+          ).output,
+        );
+      assert.equal(await seen('evm'), balance - 7n);
+      assert.notEqual(await seen('ethereumjs'), balance - 7n);
+    });
   });
 
   describe('the trace workload (anvil)', () => {
@@ -82,6 +137,11 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, accepted, items } = await diffParts(chain);
       assert.deepEqual(problems, [], problems.join('\n'));
       assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+    });
+
+    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
     });
   });
 
@@ -129,6 +189,11 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, accepted, items } = await diffParts(chain);
       assert.deepEqual(problems, [], problems.join('\n'));
       assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+    });
+
+    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
     });
   });
 });

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
-import type { CallLimits } from '../../src/config/limits.ts';
+import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import type { CallRequest, TraceTypes } from '../../src/core/call.ts';
 import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
 import { EvmCallSession } from '../../src/exec/evmSession.ts';
 import { type CallManyJob, runCallMany, runCallManyPart } from '../../src/exec/jobs/callMany.ts';
+import { type CallJob, callJobs } from '../../src/exec/jobs/calls.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
 import { partitionBySender, validPrefix } from '../../src/exec/speculation.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
@@ -39,11 +40,15 @@ export async function openEngineChain(datadir: string): Promise<EngineChain> {
 async function outcome(run: () => Promise<unknown>): Promise<string> {
   try {
     const value = await run();
+    if (typeof value === 'bigint') return `0x${value.toString(16)}`;
+    if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
     if (Array.isArray(value) && value.every((v) => v instanceof Uint8Array))
       return `[${value.map((v) => Buffer.from(v).toString()).join(',')}]`;
     return JSON.stringify(value);
   } catch (e) {
-    return `error ${(e as Error).name}: ${(e as Error).message}`;
+    const data = (e as { data?: unknown }).data;
+    const shown = data instanceof Uint8Array ? Buffer.from(data).toString('hex') : JSON.stringify(data);
+    return `error ${(e as Error).name}: ${(e as Error).message} ${shown}`;
   }
 }
 
@@ -135,7 +140,7 @@ export function txAsCall(tx: TypedTransaction, withFees: boolean): CallRequest {
   return call;
 }
 
-const LIMITS = { gasCap: 50_000_000n } as CallLimits;
+const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
 
 /**
  * Runs each block's transactions as one trace_callMany on its parent (without fees, with them, with
@@ -304,4 +309,66 @@ export async function diffParts({
     }
   }
   return { problems, accepted, items };
+}
+
+/**
+ * geth's call methods on both engines: each block's transactions as eth_call and eth_estimateGas on
+ * its parent, without fees and with them, and with a state override.
+ */
+export async function diffCalls({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  const old = callJobs(chain, LIMITS, 'ethereumjs');
+  const ours = callJobs(chain, LIMITS, 'evm');
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    // Estimates run a call a dozen times, and a looping transaction with the whole gas cap costs
+    // seconds: the first transaction of each block is enough.
+    for (const [i, tx] of block.transactions.slice(0, 1).entries()) {
+      for (const withFees of [false, true]) {
+        const call = txAsCall(tx, withFees);
+        const variants: Array<[string, CallJob]> = [
+          ['', { blockHash: parentHash, call, overrides: {} }],
+          [
+            ' overridden',
+            {
+              blockHash: parentHash,
+              call: withoutGas(call),
+              overrides: {
+                stateOverrides: [{ address: call.from as Uint8Array, override: { balance: 10n ** 24n } }],
+              },
+            },
+          ],
+        ];
+        for (const [name, job] of variants) {
+          for (const method of withFees && name === ''
+            ? (['call'] as const)
+            : (['call', 'estimateGas'] as const)) {
+            const a = await outcome(() => old[method](job));
+            const b = await outcome(() => ours[method](job));
+            compared++;
+            if (a !== b)
+              problems.push(
+                `block ${n} tx ${i}${withFees ? ' with fees' : ''}${name} ${method} ${firstDifference(a, b)}`,
+              );
+          }
+        }
+      }
+    }
+  }
+  return { problems, compared };
+}
+
+function withoutGas(call: CallRequest): CallRequest {
+  const { gas: _, ...rest } = call;
+  return rest;
 }
