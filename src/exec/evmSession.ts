@@ -2,7 +2,7 @@ import type { BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { Address, toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
-import type { CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
+import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
 import type { EvmTracer, FrameEnd } from '../evm/hooks.ts';
@@ -13,9 +13,15 @@ import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
 import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
-import { simulationCommon } from './machine.ts';
+import { blockEnvironment, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
-import type { CallFailure, CallTrace, SimulatedCall, StateAccess } from './session.ts';
+import {
+  type CallFailure,
+  type CallTrace,
+  checkSameFork,
+  type SimulatedCall,
+  type StateAccess,
+} from './session.ts';
 import {
   AccessRecorder,
   adaptTracer,
@@ -47,6 +53,8 @@ export class EvmCallSession {
   private constructor(
     chain: ChainReader,
     readonly header: BlockHeader,
+    /** The header the calls see: the block's, or as the block overrides make it. */
+    private readonly envHeader: BlockHeader,
     private readonly fork: EvmFork,
     private readonly world: WorldState,
     private readonly reader: FlatStateReader,
@@ -63,29 +71,47 @@ export class EvmCallSession {
   /**
    * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
    * request yet (the caller uses CallSession): a store without synchronous reads, a fork without a
-   * rule row, block overrides, or a state override that replaces an account's whole storage.
+   * rule row, a blob base fee override, or a state override that replaces an account's whole storage.
    */
   static async openAt(
     chain: ChainReader,
     blockHash: Uint8Array,
-    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: unknown },
+    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
   ): Promise<EvmCallSession | null> {
     const reads = chain.store.syncReads;
-    if (!reads || opts.blockOverrides !== undefined) return null;
+    const env = opts.blockOverrides;
+    if (!reads || env?.blobBaseFee !== undefined) return null;
     if (opts.stateOverrides?.some((o) => o.override.state !== undefined)) return null;
     const header = await chain.header(blockHash);
     if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
-    const fork = evmFork(chain, chain.commonAt(header.number, header.timestamp));
+    const common = chain.commonAt(header.number, header.timestamp);
+    const fork = evmFork(chain, common);
     if (!fork) return null;
+    // Block overrides are checked and applied by the code CallSession uses (the same refusals in the
+    // same words); the block it builds is the environment's source.
+    let envHeader = header;
+    if (env) {
+      if (env.number !== undefined || env.time !== undefined) {
+        checkSameFork(
+          chain,
+          header,
+          simulationCommon(common),
+          env.number ?? header.number,
+          env.time ?? header.timestamp,
+        );
+      }
+      envHeader = blockEnvironment(header, simulationCommon(common), env).header;
+    }
     const reader = new FlatStateReader(reads, header.number);
     const world = new WorldState(reader);
     const session = new EvmCallSession(
       chain,
       header,
+      envHeader,
       fork,
       world,
       reader,
-      blockEnv(header, fork.chainId, reads),
+      blockEnv(envHeader, fork.chainId, reads),
       opts.gasCap,
     );
     if (opts.stateOverrides) {
@@ -99,7 +125,7 @@ export class EvmCallSession {
 
   /** The base fee the session's calls see; undefined before London. */
   get baseFee(): bigint | undefined {
-    return this.header.baseFeePerGas;
+    return this.envHeader.baseFeePerGas;
   }
 
   /** The account as the session's state holds it now (overrides and earlier calls included). */
@@ -130,7 +156,7 @@ export class EvmCallSession {
   }
 
   private runGeth(world: WorldState, request: CallRequest, index: number): SimulatedCall {
-    const baseFee = this.header.baseFeePerGas;
+    const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'geth');
     checkGethFees(call, baseFee);
     const callerBytes = call.from ?? ZERO_ADDRESS;
@@ -244,7 +270,7 @@ export class EvmCallSession {
     parity: ParityCallTracer | null,
     diffs: StateDiffRecorder | null,
   ): Uint8Array {
-    const baseFee = this.header.baseFeePerGas;
+    const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'parity');
     const callerBytes = call.from ?? ZERO_ADDRESS;
     const caller = new Address(callerBytes);

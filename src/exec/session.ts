@@ -458,7 +458,7 @@ export class CallSession {
  * block's fork rules, and running another fork's block under them would answer wrongly. The
  * parameters are well-formed, so this is the server declining (RequestFailed), not a bad parameter.
  */
-function checkSameFork(
+export function checkSameFork(
   chain: ChainReader,
   header: BlockHeader,
   common: Common,

@@ -215,6 +215,21 @@ export async function diffCallMany({
         },
       ],
       ['trace_call', { blockHash: parentHash, calls: [{ call: first, types: both }], single: true }],
+      [
+        "block overrides (the block's own environment, as bench:mainnet asks)",
+        {
+          blockHash: parentHash,
+          calls: plain.map((call) => ({ call, types: both })),
+          blockOverrides: {
+            number: block.header.number,
+            time: block.header.timestamp,
+            prevRandao: block.header.mixHash,
+            feeRecipient: block.header.coinbase.bytes,
+            gasLimit: block.header.gasLimit + 1n,
+          },
+          single: false,
+        },
+      ],
     ];
     for (const [name, job] of jobs) {
       const a = await outcome(() => runCallMany(chain, LIMITS, job, 'ethereumjs'));
@@ -223,7 +238,8 @@ export async function diffCallMany({
       const session = await EvmCallSession.openAt(chain, job.blockHash, {
         gasCap: LIMITS.gasCap,
         ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
-      });
+        ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
+      }).catch(() => null);
       if (session && !job.calls.some((c) => c.call.blobVersionedHashes)) onEvm++;
       if (a !== b) problems.push(`block ${n} ${name} ${firstDifference(a, b)}`);
     }

@@ -38,8 +38,8 @@ async function withContext<T>(
 }
 
 /**
- * A call method's context on src/evm where it can serve the call (not yet with block overrides, a
- * whole-storage override or blobs), else on ethereumjs.
+ * A call method's context on src/evm where it can serve the call (not yet with a blob base fee
+ * override, a whole-storage override or blobs), else on ethereumjs.
  */
 async function withRunner<T>(
   chain: ChainReader,
