@@ -30,17 +30,6 @@ export function defaultEngine(): Engine {
   return engine;
 }
 
-let callEngine: Engine | null = null;
-
-/**
- * The engine of geth's call methods (eth_call, eth_estimateGas): ethereumjs unless
- * ETHTRACE_EVM_CALLS=evm, until their differential run over the test chains is complete.
- */
-export function defaultCallEngine(): Engine {
-  if (callEngine === null) callEngine = process.env.ETHTRACE_EVM_CALLS === 'evm' ? 'evm' : 'ethereumjs';
-  return callEngine;
-}
-
 /** A chain's forks as the EVM's rules, one table per chain spec. */
 const forksBySpec = new WeakMap<object, EvmForks>();
 

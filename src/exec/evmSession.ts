@@ -221,7 +221,9 @@ export class EvmCallSession {
           }
         : undefined;
     return {
-      output: result.output,
+      // A copy: the EVM's output may be its shared empty array, and an eth_call answer is transferred
+      // out of the worker, which would detach that array for every later run.
+      output: result.output.slice(),
       // EIP-7623's floor bounds the total, not the intrinsic part (geth's peak gas).
       gasUsed: bigMax(result.gasUsedBeforeRefund, floorGas(tx)),
       gasSpent: result.gasUsed,

@@ -5,7 +5,7 @@ import { type AccessListResult, createAccessList } from '../calls/accessList.ts'
 import type { CallContext } from '../calls/context.ts';
 import { estimateGas } from '../calls/estimateGas.ts';
 import { ethCall } from '../calls/ethCall.ts';
-import { defaultCallEngine, type Engine } from '../evmEngine.ts';
+import { defaultEngine, type Engine } from '../evmEngine.ts';
 import { EvmCallSession } from '../evmSession.ts';
 import { CallSession } from '../session.ts';
 
@@ -58,7 +58,7 @@ async function withRunner<T>(
   return withContext(chain, limits, job, run);
 }
 
-export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine = defaultCallEngine()) {
+export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine = defaultEngine()) {
   return {
     call: (job: CallJob): Promise<Uint8Array> =>
       withRunner(chain, limits, job, engine, (c) => ethCall(c, job.call)),
