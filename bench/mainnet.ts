@@ -15,8 +15,8 @@
 // the answers) and Mgas per CPU-second (Mgas/s per core), with ratios against anvil and the goals.
 // env: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_BLOCKS (mainnet-like blocks, default 2),
 //      BENCH_TXS (per block, default 200), BENCH_ONLY (comma-separated case names to measure),
-//      BENCH_PROFILE=1 (CPU profiles of the server's threads, summarised at the end; see
-//      scripts/cpuprofile-summary.ts).
+//      BENCH_EXEC_TIMEOUT_MS (the server's --exec-timeout), BENCH_PROFILE=1 (CPU profiles of the
+//      server's threads, summarised at the end; see scripts/cpuprofile-summary.ts).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { summariseProfiles } from '../scripts/cpuprofile-summary.ts';
@@ -194,7 +194,12 @@ async function main(): Promise<void> {
       // Worker threads inherit the flags, so each writes a profile of its own on exit.
       nodeArgs.push('--cpu-prof', '--cpu-prof-dir', profileDir);
     }
-    const server = await startEthtrace(datadir, ['--trace-cache-mb', '0'], nodeArgs);
+    // BENCH_EXEC_TIMEOUT_MS: a longer execution deadline, for a machine so loaded that 16
+    // connections' worth of queued work would pass the default one.
+    const timeout = process.env.BENCH_EXEC_TIMEOUT_MS
+      ? ['--exec-timeout', process.env.BENCH_EXEC_TIMEOUT_MS]
+      : [];
+    const server = await startEthtrace(datadir, ['--trace-cache-mb', '0', ...timeout], nodeArgs);
     stops.push(server.stop);
     const ourPid = server.process.pid ?? null;
     const anvilPid = childPid('anvil');

@@ -10,8 +10,12 @@ export interface AccountRecord {
   nonce: bigint;
   balance: bigint;
   codeHash: Uint8Array;
-  /** The account has storage (its storage root is not the empty trie's). */
-  hasStorage: boolean;
+  /**
+   * The account has storage (its storage root is not the empty trie's); null when the reader cannot
+   * tell (a flat state history keeps no storage roots): its slots are then read from the reader, and
+   * a creation onto the account does not count its storage as a collision (EIP-7610 unenforced).
+   */
+  hasStorage: boolean | null;
 }
 
 /**
@@ -54,10 +58,12 @@ export class Account {
   readonly current = new Map<bigint, bigint>();
   /** The reader's storage of this address no longer applies (destroyed, or created anew). */
   storageCleared = false;
-  /** The reader holds storage for it. */
+  /** The reader holds storage for it (or may: see `storageKnown`). */
   readerHasStorage = false;
   /** Warm in every transaction (a precompile, WorldState.warmAlways): what `warm` is reset to. */
   alwaysWarm = false;
+  /** The reader could say whether it has storage (AccountRecord.hasStorage not null). */
+  storageKnown = true;
   // Per transaction, reset by WorldState.endTransaction.
   warm = false;
   warmSlots: Set<bigint> | null = null;
@@ -84,6 +90,7 @@ export class Account {
   /** Code, balance, nonce or storage: a CREATE here collides (EIP-684, EIP-7610). */
   collides(): boolean {
     if (this.nonce !== 0n || this.hasCode) return true;
+    if (!this.storageKnown) return false;
     if (this.readerHasStorage && !this.storageCleared) return true;
     for (const v of this.committed.values()) if (v !== 0n) return true;
     return false;
@@ -116,7 +123,8 @@ export class Account {
     this.codeHash = record.codeHash;
     this.codeless = equalBytes(record.codeHash, EMPTY_CODE_HASH);
     this.codeBytes = this.codeless ? EMPTY_CODE : null;
-    this.readerHasStorage = record.hasStorage;
+    this.readerHasStorage = record.hasStorage !== false;
+    this.storageKnown = record.hasStorage !== null;
   }
 }
 

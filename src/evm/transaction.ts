@@ -72,6 +72,21 @@ export interface TransactionResult {
   createdAddress: bigint | null;
   /** Refund granted (before the floor), for tracers. */
   refund: bigint;
+  /** Gas used before the refund and the floor (intrinsic gas included): what a gas estimate builds on. */
+  gasUsedBeforeRefund: bigint;
+}
+
+/**
+ * How a simulated call (eth_call, trace_call) differs from a transaction in a block. `call`: the
+ * block's gas limit, EIP-7825's per-transaction cap and EIP-3607's rule against senders with code
+ * do not apply (geth and Reth simulate calls from contracts, with gas up to their own cap).
+ * `fees: false`: pure simulation (Reth's trace_call): no gas is bought or refunded and nothing is
+ * paid to the coinbase, which is only touched, as a zero payment touches it, when the tip would have
+ * been zero; the sender must afford only the value.
+ */
+export interface TransactionOptions {
+  call?: boolean;
+  fees?: boolean;
 }
 
 const TX_GAS = 21000n;
@@ -154,7 +169,14 @@ interface UpfrontGas {
 }
 
 /** The checks a transaction must pass to be included; throws InvalidTransaction. */
-function validate(world: WorldState, block: BlockEnv, rules: ForkRules, tx: Transaction): UpfrontGas {
+function validate(
+  world: WorldState,
+  block: BlockEnv,
+  rules: ForkRules,
+  tx: Transaction,
+  options: TransactionOptions,
+): UpfrontGas {
+  const call = options.call === true;
   if (!rules.txTypes.has(tx.type))
     invalid(`TYPE_${tx.type}_TX_PRE_FORK`, `type ${tx.type} transactions are not valid before their fork`);
   if (tx.value > MAX_UINT256) invalid('RLP_INVALID_VALUE', 'value exceeds 256 bits');
@@ -170,9 +192,10 @@ function validate(world: WorldState, block: BlockEnv, rules: ForkRules, tx: Tran
   if (sender.nonce > tx.nonce)
     invalid('NONCE_MISMATCH_TOO_LOW', `nonce ${tx.nonce}, the sender's is ${sender.nonce}`);
   if (sender.nonce >= MAX_UINT64) invalid('NONCE_IS_MAX', 'the sender nonce is 2^64-1');
-  if (Number.isFinite(rules.txGasCap) && tx.gasLimit > BigInt(rules.txGasCap))
+  if (!call && Number.isFinite(rules.txGasCap) && tx.gasLimit > BigInt(rules.txGasCap))
     invalid('GAS_LIMIT_EXCEEDS_MAXIMUM', `gas limit ${tx.gasLimit} above the cap ${rules.txGasCap}`);
   if (
+    !call &&
     rules.rejectSenderWithCode &&
     sender.hasCode &&
     !(rules.delegation && delegationTarget(world, sender) !== null)
@@ -209,13 +232,15 @@ function validate(world: WorldState, block: BlockEnv, rules: ForkRules, tx: Tran
   }
   if (tx.to === null && tx.data.length > rules.maxInitCodeSize)
     invalid('INITCODE_SIZE_EXCEEDED', `initcode of ${tx.data.length} bytes`);
-  if (tx.gasLimit > block.gasLimit)
+  if (!call && tx.gasLimit > block.gasLimit)
     invalid('GAS_ALLOWANCE_EXCEEDED', `gas limit above the block's ${block.gasLimit}`);
   const feeCap = tx.type >= 2 ? tx.maxFeePerGas : tx.gasPrice;
   const gasCost = tx.gasLimit * feeCap;
   if (gasCost > MAX_UINT256) invalid('GASLIMIT_PRICE_PRODUCT_OVERFLOW', 'gas limit × price exceeds 256 bits');
   const need =
-    gasCost + tx.value + BigInt(tx.blobVersionedHashes.length) * GAS_PER_BLOB * tx.maxFeePerBlobGas;
+    options.fees === false
+      ? tx.value
+      : gasCost + tx.value + BigInt(tx.blobVersionedHashes.length) * GAS_PER_BLOB * tx.maxFeePerBlobGas;
   if (sender.balance < need)
     invalid(
       'INSUFFICIENT_ACCOUNT_FUNDS',
@@ -242,11 +267,12 @@ export function applyTransaction(
   precompiles: ReadonlyMap<number, Precompile>,
   tx: Transaction,
   tracer: EvmTracer | null = null,
+  options: TransactionOptions = {},
 ): TransactionResult {
-  const upfront = validate(world, block, rules, tx);
+  const upfront = validate(world, block, rules, tx, options);
   world.observer = tracer?.accountRead || tracer?.storageRead ? tracer : null;
   try {
-    return execute(world, block, rules, precompiles, tx, upfront, tracer);
+    return execute(world, block, rules, precompiles, tx, upfront, tracer, options.fees !== false);
   } catch (e) {
     // A run abandoned midway (a MissingState from the reader): nothing of it stays.
     world.abortTransaction();
@@ -264,12 +290,13 @@ function execute(
   tx: Transaction,
   upfront: UpfrontGas,
   tracer: EvmTracer | null,
+  fees: boolean,
 ): TransactionResult {
   const sender = world.account(tx.sender);
   const gasPrice = effectiveGasPrice(tx, block.baseFee);
   const blobGas = BigInt(tx.blobVersionedHashes.length) * GAS_PER_BLOB;
   const blobFee = blobBaseFee(rules, block.excessBlobGas);
-  world.subBalance(sender, tx.gasLimit * gasPrice + blobGas * blobFee);
+  if (fees) world.subBalance(sender, tx.gasLimit * gasPrice + blobGas * blobFee);
   if (rules.accessLists) {
     world.warmAccount(sender);
     if (tx.to !== null) world.warmAccount(world.account(tx.to));
@@ -303,9 +330,13 @@ function execute(
   const refund = counter < cap ? counter : cap;
   let gasUsed = usedBeforeRefund - refund;
   if (gasUsed < upfront.floor) gasUsed = upfront.floor;
-  world.addBalance(sender, (tx.gasLimit - gasUsed) * gasPrice);
   const tip = rules.baseFee ? gasPrice - block.baseFee : gasPrice;
-  world.addBalance(world.account(block.coinbase), gasUsed * tip);
+  if (fees) {
+    world.addBalance(sender, (tx.gasLimit - gasUsed) * gasPrice);
+    world.addBalance(world.account(block.coinbase), gasUsed * tip);
+  } else if (gasUsed * tip === 0n) {
+    world.addBalance(world.account(block.coinbase), 0n);
+  }
   const logs = world.logs.slice();
   world.endTransaction(rules.emptyIsAbsent);
   return {
@@ -317,6 +348,7 @@ function execute(
     logs,
     createdAddress: result.createdAddress,
     refund,
+    gasUsedBeforeRefund: usedBeforeRefund,
   };
 }
 

@@ -16,19 +16,18 @@ import type { TraceTypes } from '../core/call.ts';
 import { DomainError, NotFound, RequestFailed } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 import { StoreInconsistentError } from '../store/errors.ts';
+import { defaultEngine, type Engine } from './evmEngine.ts';
+import { type EvmReplayedTx, replayOnEvm } from './evmReplay.ts';
 import { acquireMachine, releaseMachine, simulationCommon } from './machine.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
 import type { StateAccess } from './session.ts';
-import type { ConflictBoard } from './speculation.ts';
+import { type ConflictBoard, PartConflict } from './speculation.ts';
 import { allOf, type ExecutionTracer } from './tracing/hooks.ts';
-import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
+import { ParityTracers } from './tracing/traceTypes.ts';
 
 /** One mined transaction, re-executed and traced. */
-export interface ReplayedTx extends ParityTraces {
-  hash: Uint8Array;
-  output: Uint8Array;
-}
+export type ReplayedTx = EvmReplayedTx;
 
 /** Extra tracers a caller can run per transaction (geth's debug tracers), made fresh for each. */
 export type TracerFactory = (
@@ -125,17 +124,6 @@ async function runTransactions(
   }
 }
 
-/** A transaction of a speculative part that cannot run on the part's state alone. */
-export class PartConflict extends Error {
-  override name = 'PartConflict';
-  constructor(
-    readonly index: number,
-    cause: unknown,
-  ) {
-    super(`transaction ${index} does not run on its part's state alone`, { cause });
-  }
-}
-
 /**
  * Re-executes a block's transactions exactly as they ran (fees charged, system calls, withdrawals
  * and rewards included) on the state after its parent, tracing each transaction on its own. The
@@ -148,10 +136,15 @@ export async function replayBlock(
   types: TraceTypes,
   extra?: TracerFactory,
   part?: ReplayPart,
+  engine: Engine = defaultEngine(),
 ): Promise<ReplayedBlock> {
   const block = await chain.block(blockHash);
   if (!block) throw new NotFound(`block ${toHex(blockHash)} not found`);
   if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
+  if (engine === 'evm' && !extra) {
+    const replayed = replayOnEvm(chain, block, types, part);
+    if (replayed) return { block, ...replayed, extra: [] };
+  }
   const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));
   const parent = { number: block.header.number - 1n, hash: block.header.parentHash };
   const state = new OverlayStateManager(stateAtBlock(chain.store, parent));

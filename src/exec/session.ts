@@ -29,8 +29,17 @@ import {
 } from './machine.ts';
 import { callMessage, checkGethFees, type Dialect } from './message.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
+import { precompileFailure } from './precompileFailure.ts';
 import { OutputLimitExceeded } from './responseLimit.ts';
-import { allOf, type ExecutionTracer, type TraceHooks } from './tracing/hooks.ts';
+import {
+  allOf,
+  type ExecutionTracer,
+  type FrameEnd,
+  type FrameError,
+  failedOpOf,
+  normaliseError,
+  type TraceHooks,
+} from './tracing/hooks.ts';
 import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
 import { bigMax, blobGas, callTransaction, effectivePrice, firstLine, floorGas } from './transaction.ts';
 
@@ -46,11 +55,40 @@ export interface CallTrace extends ParityTraces {
 }
 
 export interface SimulatedCall {
-  result: RunTxResult | null;
   output: Uint8Array;
   /** Gas the call used including intrinsic gas, before refunds (what a gas estimate builds on). */
   gasUsed: bigint;
+  /** Gas used after refunds (at least EIP-7623's floor): what a receipt would say; null if it never ran. */
+  gasSpent: bigint | null;
   failed: boolean;
+  /** How the call failed in the EVM, when it ran and failed. */
+  failure?: CallFailure;
+}
+
+/** A failed call's error, with what geth's words for it need (tracing/geth/errors.ts gethErrorText). */
+export interface CallFailure {
+  kind: FrameError;
+  failedOp?: FrameEnd['failedOp'];
+  /** A precompile's own failure, in geth's words. */
+  precompileError?: string;
+}
+
+/**
+ * How the call failed in ethereumjs, in the EVM's own terms. A call to a precompile that failed is
+ * out of gas or a failed precompile, whatever ethereumjs named it (it names a bad BN254 point a
+ * revert, and an operand past EIP-7823's bound out of gas).
+ */
+function ethereumjsFailure(result: RunTxResult): CallFailure | undefined {
+  const error = result.execResult.exceptionError;
+  if (!error) return undefined;
+  const precompile = precompileFailure(error);
+  if (precompile)
+    return precompile.outOfGas
+      ? { kind: 'out of gas' }
+      : { kind: 'precompile failed', precompileError: precompile.text };
+  const kind = normaliseError(error.error);
+  const failedOp = failedOpOf(kind, result.execResult.runState);
+  return failedOp ? { kind, failedOp } : { kind };
 }
 
 /** How `simulate` runs one call; the defaults are trace_call's (Reth's) semantics. */
@@ -274,12 +312,14 @@ export class CallSession {
       this.hooks.attach(null);
       if (options.onStep) events?.off('step', options.onStep);
     }
-    const outcome = {
-      result,
+    const failure = ethereumjsFailure(result);
+    const outcome: SimulatedCall = {
       output: result.execResult.returnValue,
       // EIP-7623's floor bounds the total, not the intrinsic part (geth's peak gas).
       gasUsed: bigMax(tx.getIntrinsicGas() + result.execResult.executionGasUsed, floorGas(tx)),
+      gasSpent: result.totalGasSpent,
       failed: result.execResult.exceptionError !== undefined,
+      ...(failure ? { failure } : {}),
     };
     // Charged fees stay as runTx settled them; otherwise undo its charge and the coinbase's reward.
     if (chargeFees) return outcome;
@@ -356,7 +396,7 @@ export class CallSession {
     });
     sender.nonce += 1n;
     await this.state.putAccount(caller, sender);
-    return { result: null, output: new Uint8Array(), gasUsed: 0n, failed: true };
+    return { output: new Uint8Array(), gasUsed: 0n, gasSpent: null, failed: true };
   }
 
   private async adjustBalance(address: Address, delta: bigint): Promise<void> {
@@ -418,7 +458,7 @@ export class CallSession {
  * block's fork rules, and running another fork's block under them would answer wrongly. The
  * parameters are well-formed, so this is the server declining (RequestFailed), not a bad parameter.
  */
-function checkSameFork(
+export function checkSameFork(
   chain: ChainReader,
   header: BlockHeader,
   common: Common,

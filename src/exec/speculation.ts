@@ -285,3 +285,14 @@ function atomicMaxPlusOne(cells: Int32Array, at: number, index: number): void {
     now = prior;
   }
 }
+
+/** A transaction of a speculative part that cannot run on the part's state alone. */
+export class PartConflict extends Error {
+  override name = 'PartConflict';
+  constructor(
+    readonly index: number,
+    cause: unknown,
+  ) {
+    super(`transaction ${index} does not run on its part's state alone`, { cause });
+  }
+}

@@ -10,6 +10,20 @@ export interface FlatAccount {
   codeHash: Uint8Array;
 }
 
+/**
+ * Synchronous reads of the flat state, for the EVM of src/evm, which runs a transaction without
+ * awaiting: a store whose reads are local (LMDB's are synchronous underneath) offers them; one whose
+ * reads may need the network (an upstream's) does not, and its callers read through the async methods.
+ */
+export interface SyncStateReads {
+  canonicalHash(number: bigint): Uint8Array | null;
+  code(codeHash: Uint8Array): Uint8Array | null;
+  /** As `ChainStore.getAccountAt`. */
+  accountAt(address: Uint8Array, number: bigint): FlatAccount | null;
+  /** As `ChainStore.getStorageAt`. */
+  storageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Uint8Array;
+}
+
 export interface BlockRef {
   number: bigint;
   hash: Uint8Array;
@@ -106,6 +120,9 @@ export interface ChainStore {
     number: bigint,
     blockHash?: Uint8Array,
   ): Promise<Uint8Array>;
+
+  /** The same reads, synchronous, where the store can serve them so (see SyncStateReads). */
+  readonly syncReads?: SyncStateReads;
 
   getMeta(key: string): Promise<Uint8Array | null>;
   putMeta(key: string, value: Uint8Array): Promise<void>;

@@ -8,7 +8,7 @@ import { bigintWord, bytesKey, toHex } from '../../primitives/hex.ts';
 import { keccak256 } from '../../primitives/keccak.ts';
 import { simulationCommon } from '../machine.ts';
 import { clampGas } from '../message.ts';
-import type { SimulatedCall } from '../session.ts';
+import type { CallSession, SimulatedCall } from '../session.ts';
 import type { CallContext } from './context.ts';
 import { asCallError, usedGas, vmError } from './outcome.ts';
 
@@ -36,7 +36,7 @@ export interface AccessListResult {
  * until the list no longer changes.
  */
 export async function createAccessList(
-  { chain, header, session, limits }: CallContext,
+  { chain, header, session, limits }: CallContext<CallSession>,
   msg: CallRequest,
 ): Promise<AccessListResult> {
   const from = msg.from ?? ZERO_ADDRESS;

@@ -1,12 +1,28 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
-import type { CallSession } from '../session.ts';
+import type { CallRequest } from '../../core/call.ts';
+import type { SimulatedCall } from '../session.ts';
+
+/**
+ * What geth's call methods need of a session: the state after one block, and calls run on it under
+ * geth's rules. Both engines' sessions offer it (CallSession on ethereumjs, EvmCallSession on src/evm).
+ */
+export interface CallRunner {
+  readonly baseFee: bigint | undefined;
+  account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }>;
+  simulate(
+    call: CallRequest,
+    index: number,
+    tracer: null,
+    options: { dialect: 'geth'; isolated?: boolean },
+  ): Promise<SimulatedCall>;
+}
 
 /** What geth's call methods run with: the chain, the limits, the block and a session on its state. */
-export interface CallContext {
+export interface CallContext<Session extends CallRunner = CallRunner> {
   chain: ChainReader;
   limits: CallLimits;
   header: BlockHeader;
-  session: CallSession;
+  session: Session;
 }

@@ -3,6 +3,8 @@ import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../../core/call.ts';
 import { formatCallTrace } from '../../wire/callTrace.ts';
 import { CallValidationError } from '../callValidation.ts';
+import { defaultEngine, type Engine } from '../evmEngine.ts';
+import { EvmCallSession } from '../evmSession.ts';
 import { CallSession, type StateAccess } from '../session.ts';
 import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
 
@@ -42,13 +44,34 @@ function openSession(
   });
 }
 
+/**
+ * The session on src/evm, where it can serve the calls: not yet with a vmTrace or a blob call (whose
+ * blob fee checks are ethereumjs's words) among them.
+ */
+function openEvmSession(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: Pick<CallManyJob, 'blockHash' | 'stateOverrides' | 'blockOverrides' | 'calls'>,
+  engine: Engine,
+): Promise<EvmCallSession | null> | null {
+  if (engine !== 'evm') return null;
+  if (job.calls.some((c) => c.types.vmTrace || c.call.blobVersionedHashes !== undefined)) return null;
+  return EvmCallSession.openAt(chain, job.blockHash, {
+    gasCap: limits.gasCap,
+    ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
+    ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
+  });
+}
+
 /** trace_callMany (and trace_call, trace_rawTransaction): the calls in order, traced, as JSON bytes. */
 export async function runCallMany(
   chain: ChainReader,
   limits: CallLimits,
   job: CallManyJob,
+  engine: Engine = defaultEngine(),
 ): Promise<Uint8Array> {
-  const { session } = await openSession(chain, limits, job);
+  const session =
+    (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
   try {
     const results: unknown[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
@@ -68,8 +91,10 @@ export async function runCallManyPart(
   chain: ChainReader,
   limits: CallLimits,
   job: CallManyPartJob,
+  engine: Engine = defaultEngine(),
 ): Promise<PartResult> {
-  const { session } = await openSession(chain, limits, job);
+  const session =
+    (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
   try {
     session.recordAccess();
     const results: Uint8Array[] = [];

@@ -5,6 +5,8 @@ import { type AccessListResult, createAccessList } from '../calls/accessList.ts'
 import type { CallContext } from '../calls/context.ts';
 import { estimateGas } from '../calls/estimateGas.ts';
 import { ethCall } from '../calls/ethCall.ts';
+import { defaultEngine, type Engine } from '../evmEngine.ts';
+import { EvmCallSession } from '../evmSession.ts';
 import { CallSession } from '../session.ts';
 
 /**
@@ -22,7 +24,7 @@ async function withContext<T>(
   chain: ChainReader,
   limits: CallLimits,
   job: CallJob,
-  run: (context: CallContext) => Promise<T>,
+  run: (context: CallContext<CallSession>) => Promise<T>,
 ): Promise<T> {
   const { session, header } = await CallSession.openAt(chain, job.blockHash, {
     gasCap: limits.gasCap,
@@ -35,11 +37,33 @@ async function withContext<T>(
   }
 }
 
-export function callJobs(chain: ChainReader, limits: CallLimits) {
+/**
+ * A call method's context on src/evm where it can serve the call (not yet with a blob base fee
+ * override, a whole-storage override or blobs), else on ethereumjs.
+ */
+async function withRunner<T>(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: CallJob,
+  engine: Engine,
+  run: (context: CallContext) => Promise<T>,
+): Promise<T> {
+  if (engine === 'evm' && job.call.blobVersionedHashes === undefined) {
+    const session = await EvmCallSession.openAt(chain, job.blockHash, {
+      gasCap: limits.gasCap,
+      ...job.overrides,
+    });
+    if (session) return run({ chain, limits, header: session.header, session });
+  }
+  return withContext(chain, limits, job, run);
+}
+
+export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine = defaultEngine()) {
   return {
-    call: (job: CallJob): Promise<Uint8Array> => withContext(chain, limits, job, (c) => ethCall(c, job.call)),
+    call: (job: CallJob): Promise<Uint8Array> =>
+      withRunner(chain, limits, job, engine, (c) => ethCall(c, job.call)),
     estimateGas: (job: CallJob): Promise<bigint> =>
-      withContext(chain, limits, job, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
+      withRunner(chain, limits, job, engine, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
     createAccessList: (job: CallJob): Promise<AccessListResult> =>
       withContext(chain, limits, job, (c) => createAccessList(c, job.call)),
   };

@@ -130,7 +130,7 @@ async function traceCall(
     let gasUsed: bigint;
     try {
       const outcome = await session.simulate(call, 0, tracer, { dialect: 'geth' });
-      gasUsed = outcome.result?.totalGasSpent ?? outcome.gasUsed;
+      gasUsed = outcome.gasSpent ?? outcome.gasUsed;
     } finally {
       tracer.detach();
     }

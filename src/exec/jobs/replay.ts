@@ -6,8 +6,9 @@ import type { ChainReader } from '../../chain/reader.ts';
 import type { TraceTypes } from '../../core/call.ts';
 import { NotFound } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
-import { PartConflict, type ReplayedTx, replayBlock } from '../replay.ts';
-import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
+import type { Engine } from '../evmEngine.ts';
+import { type ReplayedTx, replayBlock } from '../replay.ts';
+import { ConflictBoard, type PartBoard, PartConflict, type PartResult } from '../speculation.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
 import { blockRewards } from '../tracing/rewards.ts';
 
@@ -47,11 +48,12 @@ export interface FlatBlockTraces {
 
 const FLAT_TYPES: TraceTypes = { trace: true, stateDiff: false, vmTrace: false };
 
-export function replayJobs(chain: ChainReader) {
+/** The replay jobs; `engine` picks the EVM (by default the process's, see exec/evmEngine.ts). */
+export function replayJobs(chain: ChainReader, engine?: Engine) {
   return {
-    replayBlock: (job: ReplayBlockJob): Promise<ReplayedBlockJson> => replayBlockJson(chain, job),
+    replayBlock: (job: ReplayBlockJob): Promise<ReplayedBlockJson> => replayBlockJson(chain, job, engine),
     flatTraces: (job: { blockHash: Uint8Array }): Promise<FlatBlockTraces> =>
-      flatTraces(chain, job.blockHash),
+      flatTraces(chain, job.blockHash, engine),
     replayBlockPart: (job: ReplayPartJob): Promise<PartResult> => replayPart(chain, job),
   };
 }
@@ -83,13 +85,21 @@ function replayJson(tx: ReplayedTx): Uint8Array {
   return Buffer.from(json);
 }
 
-async function replayBlockJson(chain: ChainReader, job: ReplayBlockJob): Promise<ReplayedBlockJson> {
+async function replayBlockJson(
+  chain: ChainReader,
+  job: ReplayBlockJob,
+  engine?: Engine,
+): Promise<ReplayedBlockJson> {
   if (await isGenesis(chain, job.blockHash)) return [];
-  const { txs } = await replayBlock(chain, job.blockHash, job.types);
+  const { txs } = await replayBlock(chain, job.blockHash, job.types, undefined, undefined, engine);
   return txs.map(replayJson);
 }
 
-async function flatTraces(chain: ChainReader, blockHash: Uint8Array): Promise<FlatBlockTraces> {
+async function flatTraces(
+  chain: ChainReader,
+  blockHash: Uint8Array,
+  engine?: Engine,
+): Promise<FlatBlockTraces> {
   const hash = toHex(blockHash);
   const number = await chain.store.getBlockNumber(blockHash);
   if (number === null)
@@ -97,7 +107,7 @@ async function flatTraces(chain: ChainReader, blockHash: Uint8Array): Promise<Fl
   const blockNumber = Number(number);
   // Genesis runs no transactions and pays no reward: nothing to trace, and nothing to replay on.
   if (number === 0n) return { blockHash: hash, blockNumber, txStart: [0], entries: [] };
-  const { block, txs } = await replayBlock(chain, blockHash, FLAT_TYPES);
+  const { block, txs } = await replayBlock(chain, blockHash, FLAT_TYPES, undefined, undefined, engine);
   const entries: FlatEntry[] = [];
   const txStart: number[] = [];
   for (const [position, tx] of txs.entries()) {

@@ -21,6 +21,7 @@ import type {
   CachedBlock,
   ChainStore,
   FlatAccount,
+  SyncStateReads,
   TxLocation,
   UpstreamCache,
 } from '../types.ts';
@@ -368,7 +369,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async getCode(codeHash: Uint8Array): Promise<Uint8Array | null> {
-    return this.#db.code.get(codeHash) ?? null;
+    return this.syncReads.code(codeHash);
   }
 
   getTrieNodeSync(hash: Uint8Array): Uint8Array | null {
@@ -380,21 +381,33 @@ class LmdbStore implements ChainStore, UpstreamCache {
   }
 
   async getAccountAt(address: Uint8Array, number: bigint): Promise<FlatAccount | null> {
-    const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
-    return entry === undefined ? null : decodeAccount(entry.value);
+    return this.syncReads.accountAt(address, number);
   }
 
   async getStorageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Promise<Uint8Array> {
-    // Both lookups run in the same event turn, hence in the same read snapshot.
-    const written = latestAtOrBefore(this.#db.storageHistory, slotHistoryKey(address, slot, number));
-    if (written === undefined) return new Uint8Array(0);
-    const wiped = latestAtOrBefore(this.#db.storageWipes, addressHistoryKey(address, number));
-    // A write in the block of the wipe is that block's final value, so only a later wipe hides it.
-    if (wiped !== undefined && blockNumberSuffix(wiped.key) > blockNumberSuffix(written.key)) {
-      return new Uint8Array(0);
-    }
-    return written.value;
+    return this.syncReads.storageAt(address, slot, number);
   }
+
+  /** LMDB reads are synchronous: the EVM of src/evm reads state through these directly. */
+  readonly syncReads: SyncStateReads = {
+    canonicalHash: (number) => this.#db.canonical.get(blockNumberKey(number)) ?? null,
+    code: (codeHash) => this.#db.code.get(codeHash) ?? null,
+    accountAt: (address, number) => {
+      const entry = latestAtOrBefore(this.#db.accountHistory, addressHistoryKey(address, number));
+      return entry === undefined ? null : decodeAccount(entry.value);
+    },
+    storageAt: (address, slot, number) => {
+      // Both lookups run in the same event turn, hence in the same read snapshot.
+      const written = latestAtOrBefore(this.#db.storageHistory, slotHistoryKey(address, slot, number));
+      if (written === undefined) return new Uint8Array(0);
+      const wiped = latestAtOrBefore(this.#db.storageWipes, addressHistoryKey(address, number));
+      // A write in the block of the wipe is that block's final value, so only a later wipe hides it.
+      if (wiped !== undefined && blockNumberSuffix(wiped.key) > blockNumberSuffix(written.key)) {
+        return new Uint8Array(0);
+      }
+      return written.value;
+    },
+  };
 
   async getMeta(key: string): Promise<Uint8Array | null> {
     return this.#db.meta.get(metaKey(key)) ?? null;

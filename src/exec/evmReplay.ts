@@ -1,0 +1,129 @@
+import type { Block, BlockHeader } from '@ethereumjs/block';
+import { Hardfork } from '@ethereumjs/common';
+import type { ChainReader } from '../chain/reader.ts';
+import type { TraceTypes } from '../core/call.ts';
+import { BEACON_ROOTS_ADDRESS, HISTORY_STORAGE_ADDRESS } from '../evm/block.ts';
+import type { ForkRules } from '../evm/forks.ts';
+import { WorldState } from '../evm/state.ts';
+import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
+import { bytesToBigint } from '../evm/words.ts';
+import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import type { StateAccess } from './session.ts';
+import { type ConflictBoard, PartConflict } from './speculation.ts';
+import {
+  AccessRecorder,
+  adaptTracer,
+  allEvmTracers,
+  changedKeys,
+  StateDiffRecorder,
+} from './tracing/evmAdapter.ts';
+import { ParityCallTracer } from './tracing/parity.ts';
+import { buildStateDiff } from './tracing/stateDiff.ts';
+import type { ParityTraces } from './tracing/traceTypes.ts';
+
+/** One transaction replayed and traced (src/exec/replay.ts's ReplayedTx). */
+export interface EvmReplayedTx extends ParityTraces {
+  hash: Uint8Array;
+  output: Uint8Array;
+}
+
+// EIP-4788's and EIP-2935's ring sizes.
+const HISTORICAL_ROOTS_LENGTH = 8191n;
+const HISTORY_SERVE_WINDOW = 8191n;
+
+/**
+ * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
+ * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
+ * run it yet: a store without synchronous reads (upstream mode), the DAO fork block (its irregular
+ * state change lives in ethereumjs's runBlock), a fork without a rule row, or a vmTrace. A `part`
+ * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what
+ * each read and changed.
+ */
+export function replayOnEvm(
+  chain: ChainReader,
+  block: Block,
+  types: TraceTypes,
+  part?: { indices: readonly number[]; board?: ConflictBoard },
+): { txs: EvmReplayedTx[]; access: StateAccess[] } | null {
+  const reads = chain.store.syncReads;
+  if (!reads || types.vmTrace) return null;
+  const header = block.header;
+  const common = chain.commonAt(header.number, header.timestamp);
+  if (common.hardforkBlock(Hardfork.Dao) === header.number) return null;
+  const fork = evmFork(chain, common);
+  if (!fork) return null;
+  const { rules, precompiles } = fork;
+  const reader = new FlatStateReader(reads, header.number - 1n);
+  const world = new WorldState(reader);
+  const env = blockEnv(header, fork.chainId, reads);
+  systemWrites(world, rules, header);
+  const diffs = types.stateDiff || part ? new StateDiffRecorder(world, reader) : null;
+  diffs?.skip();
+  // A part notes what each transaction read and changed; the coinbase's reads outside the EVM (the
+  // fee payment every transaction makes) are not noted (src/services/parallelCalls.ts).
+  const access = part ? new AccessRecorder(env.coinbase) : null;
+  const only = part ? new Set(part.indices) : null;
+  const txs: EvmReplayedTx[] = [];
+  const accesses: StateAccess[] = [];
+  for (const [index, tx] of block.transactions.entries()) {
+    if (only && !only.has(index)) continue;
+    // Another part (or this one) found a conflict: the block will be replayed whole.
+    if (part?.board?.lost) break;
+    const parity = types.trace ? new ParityCallTracer() : null;
+    const tracer = allEvmTracers([
+      parity && adaptTracer(parity, world),
+      diffs?.tracer ?? null,
+      access?.tracer ?? null,
+    ]);
+    let result: TransactionResult;
+    try {
+      result = applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer);
+    } catch (e) {
+      // In a part, a transaction invalid on the part's state (funds or a nonce another part
+      // provides) only means the part cannot stand alone.
+      if (part && e instanceof InvalidTransaction) throw new PartConflict(index, e);
+      throw e;
+    }
+    const changes = diffs ? diffs.changes() : null;
+    txs.push({
+      hash: tx.hash(),
+      output: result.output,
+      trace: parity?.traces() ?? [],
+      stateDiff: types.stateDiff && changes ? buildStateDiff(changes) : null,
+      vmTrace: null,
+    });
+    if (part && access && diffs && changes) {
+      const noted = { reads: access.takeReads(), writes: changedKeys(changes, diffs.wiped) };
+      accesses.push(noted);
+      part.board?.post(part.indices[accesses.length - 1] ?? index, noted);
+    }
+  }
+  return { txs, access: accesses };
+}
+
+/**
+ * The EIP-4788 and EIP-2935 system writes before the transactions, as the ethereumjs path makes
+ * them: the slots the system contracts would write, written directly, where the contract has code.
+ * Nothing after the transactions (requests, withdrawals, rewards) can affect a trace.
+ */
+function systemWrites(world: WorldState, rules: ForkRules, header: BlockHeader): void {
+  if (rules.beaconRoots && header.parentBeaconBlockRoot) {
+    const beacon = world.account(BEACON_ROOTS_ADDRESS);
+    if (beacon.hasCode) {
+      const index = header.timestamp % HISTORICAL_ROOTS_LENGTH;
+      world.setStorage(beacon, index, header.timestamp);
+      world.setStorage(beacon, index + HISTORICAL_ROOTS_LENGTH, bytesToBigint(header.parentBeaconBlockRoot));
+    }
+  }
+  if (rules.historyStorage) {
+    const history = world.account(HISTORY_STORAGE_ADDRESS);
+    if (history.hasCode) {
+      world.setStorage(
+        history,
+        (header.number - 1n) % HISTORY_SERVE_WINDOW,
+        bytesToBigint(header.parentHash),
+      );
+    }
+  }
+  world.endTransaction(rules.emptyIsAbsent);
+}

@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { buildMainnetChain } from '../../bench/lib/mainnetBlocks.ts';
+import { readChainSpec } from '../../src/chain/genesis.ts';
+import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
+import { type CallManyJob, runCallMany } from '../../src/exec/jobs/callMany.ts';
+import { importChain } from '../../src/ingest/importer.ts';
+import { openLmdbStore } from '../../src/store/lmdb/index.ts';
+import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
+import { tempDir } from '../support/cli.ts';
+import {
+  diffCallMany,
+  diffCalls,
+  diffParts,
+  diffReplays,
+  type EngineChain,
+  openEngineChain,
+} from '../support/engineDiff.ts';
+import { exportChain } from '../support/exportChain.ts';
+import { importConformanceChain } from '../support/server.ts';
+
+const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
+
+/**
+ * Issue 20's rule for moving execution onto src/evm: no answer that was right changes. The same
+ * replay jobs run on @ethereumjs/vm and on src/evm over real chains, and every answer must be the
+ * same bytes: the conformance chain (Homestead → BPO2, every transaction type), the trace
+ * workload built on anvil (constructors that call, create, log, revert and self-destruct, nested),
+ * and the mainnet-like block of bench:mainnet (swaps, tokens, EIP-7702 wallets, failures).
+ */
+describe('src/evm against ethereumjs: replays and calls', () => {
+  describe('the conformance chain', () => {
+    let imported: { datadir: string; cleanup: () => void };
+    let chain: EngineChain;
+    before(async () => {
+      imported = await importConformanceChain();
+      chain = await openEngineChain(imported.datadir);
+    });
+    after(async () => {
+      await chain?.close();
+      imported?.cleanup();
+    });
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs > 50, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+    });
+
+    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+      const { problems, accepted, items } = await diffParts(chain);
+      assert.deepEqual(problems, [], problems.join('\n'));
+      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+    });
+
+    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+
+    it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {
+      // Reth's pure simulation debits no gas. The ethereumjs path credited the sender gas × fee cap
+      // and runTx then debited gas × price, so BALANCE(CALLER) inside a call naming a fee cap above
+      // its price saw the difference; src/evm debits nothing.
+      const head = await chain.store.getHead();
+      assert.ok(head);
+      const header = await chain.chain.header(head.hash);
+      assert.ok(header?.baseFeePerGas !== undefined);
+      const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xb0 + i);
+      const sender = Uint8Array.from({ length: 20 }, (_, i) => 0x50 + i);
+      const balance = 10n ** 21n;
+      const job: CallManyJob = {
+        blockHash: head.hash,
+        calls: [
+          {
+            call: {
+              from: sender,
+              to: probe,
+              gas: 100_000n,
+              value: 7n,
+              maxFeePerGas: header.baseFeePerGas * 10n + 10n,
+              maxPriorityFeePerGas: 1n,
+            },
+            types: { trace: false, stateDiff: false, vmTrace: false },
+          },
+        ],
+        // CALLER BALANCE, returned as a word.
+        stateOverrides: [
+          { address: probe, override: { code: Buffer.from('333160005260206000f3', 'hex') } },
+          { address: sender, override: { balance } },
+        ],
+        single: true,
+      };
+      const seen = async (engine: 'evm' | 'ethereumjs') =>
+        BigInt(
+          (
+            JSON.parse(Buffer.from(await runCallMany(chain.chain, LIMITS, job, engine)).toString()) as {
+              output: string;
+            }
+          ).output,
+        );
+      assert.equal(await seen('evm'), balance - 7n);
+      assert.notEqual(await seen('ethereumjs'), balance - 7n);
+    });
+  });
+
+  describe('the trace workload (anvil)', () => {
+    let servers: TraceWorkloadServers;
+    let chain: EngineChain;
+    before(async () => {
+      servers = await serveTraceWorkload();
+      chain = await openEngineChain(servers.datadir);
+    });
+    after(async () => {
+      await chain?.close();
+      await servers?.close();
+    });
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs >= 90, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+    });
+
+    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+      const { problems, accepted, items } = await diffParts(chain);
+      assert.deepEqual(problems, [], problems.join('\n'));
+      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+    });
+
+    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+  });
+
+  describe('the mainnet-like block (anvil)', () => {
+    const work = tempDir('ethtrace-engine-mainnet-');
+    let chain: EngineChain;
+    before(async () => {
+      const built = await buildMainnetChain(work.path, { blocks: 1, txsPerBlock: 60 });
+      try {
+        const exported = await exportChain(built.anvil, join(work.path, 'anvil'));
+        const datadir = join(work.path, 'data');
+        const store = await openLmdbStore(datadir);
+        try {
+          await importChain({
+            store,
+            spec: readChainSpec(exported.genesisPath),
+            files: [exported.rlpPath],
+            verifyStateRoot: false,
+          });
+        } finally {
+          await store.close();
+        }
+        chain = await openEngineChain(datadir);
+      } finally {
+        await built.anvil.stop();
+      }
+    });
+    after(async () => {
+      await chain?.close();
+      work.cleanup();
+    });
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs >= 60, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+    });
+
+    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+      const { problems, accepted, items } = await diffParts(chain);
+      assert.deepEqual(problems, [], problems.join('\n'));
+      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+    });
+
+    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+  });
+});
