@@ -335,7 +335,11 @@ function execute(
     world.addBalance(sender, (tx.gasLimit - gasUsed) * gasPrice);
     world.addBalance(world.account(block.coinbase), gasUsed * tip);
   } else if (gasUsed * tip === 0n) {
-    world.addBalance(world.account(block.coinbase), 0n);
+    // Touched only: a zero payment would also make an absent coinbase before EIP-161 (addBalance),
+    // which today's trace_call answers (the ethereumjs path) never showed for a simulation that pays
+    // no fee at all.
+    const coinbase = world.account(block.coinbase);
+    if (coinbase.isEmpty()) world.touch(coinbase);
   }
   const logs = world.logs.slice();
   world.endTransaction(rules.emptyIsAbsent);
