@@ -19,7 +19,7 @@ import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
 import { UserError } from './core/errors.ts';
 import { claimDevChain, claimWriter } from './datadirWriter.ts';
-import { ChainWriter } from './ingest/chainWriter.ts';
+import { ChainWriter, GROUP_BLOCKS } from './ingest/chainWriter.ts';
 import { openFollow } from './ingest/follower.ts';
 import { importChain } from './ingest/importer.ts';
 import { importProgress } from './ingest/progress.ts';
@@ -75,9 +75,13 @@ interface ImportOptions {
   datadir?: string;
   genesis: string;
   verifyStateRoot: boolean;
+  blocksPerCommit: string;
 }
 
 async function importCommand(files: string[], opts: ImportOptions): Promise<void> {
+  const blocksPerCommit = Number(opts.blocksPerCommit);
+  if (!Number.isSafeInteger(blocksPerCommit) || blocksPerCommit <= 0)
+    throw new UserError(`--blocks-per-commit ${opts.blocksPerCommit} is not a positive integer`);
   const spec = readChainSpec(opts.genesis);
   const datadir = resolveDatadir(opts.datadir);
   prepareDatadir(datadir);
@@ -95,6 +99,7 @@ async function importCommand(files: string[], opts: ImportOptions): Promise<void
       files,
       verifyStateRoot: opts.verifyStateRoot,
       progress,
+      blocksPerCommit,
     });
     progress.finish(summary);
   } finally {
@@ -785,6 +790,11 @@ function program(): Command {
       .requiredOption('--genesis <file>', 'the genesis file (geth format) of the chain')
       .option('--datadir <dir>', DATADIR_HELP)
       .option('--no-verify-state-root', 'accept state roots that differ (chains of dev nodes)')
+      .option(
+        '--blocks-per-commit <n>',
+        'blocks stored per store transaction at most (also one a second); a killed import loses at most these',
+        String(GROUP_BLOCKS),
+      )
       .action((files: string[], opts: ImportOptions) => importCommand(files, opts)),
     'import',
   );

@@ -19,7 +19,7 @@ const HEADER_TIMESTAMP = 11;
 export type BlockResult = ExecutedBlock;
 
 /** A group of blocks stored in one store transaction (see ChainWriter.groupCommits): at most this many, */
-const GROUP_BLOCKS = 64;
+export const GROUP_BLOCKS = 64;
 /** or the blocks committed within this many milliseconds of the group's first. */
 const GROUP_MS = 1000;
 
@@ -53,6 +53,7 @@ export class ChainWriter {
   private queued: BlockWrite[] = [];
   private queuedAt = 0;
   private grouping = false;
+  private groupBlocks = GROUP_BLOCKS;
 
   /**
    * A writer at the store's head; the store must hold no chain or the chain `spec` makes. `engine`:
@@ -175,8 +176,9 @@ export class ChainWriter {
    * Only an engine that keeps the state of blocks not yet stored can (the EVM's); `flush` stores
    * the group under way.
    */
-  groupCommits(): void {
+  groupCommits(blocks = GROUP_BLOCKS): void {
     this.grouping = this.engine.keepsUnstoredState;
+    this.groupBlocks = blocks;
   }
 
   /** Stores the blocks committed but not stored yet (see groupCommits). */
@@ -230,7 +232,7 @@ export class ChainWriter {
     if (
       !this.grouping ||
       meta !== undefined ||
-      this.queued.length >= GROUP_BLOCKS ||
+      this.queued.length >= this.groupBlocks ||
       performance.now() - this.queuedAt >= GROUP_MS
     )
       await this.flush();

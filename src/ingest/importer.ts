@@ -28,6 +28,8 @@ export interface ImportOptions {
   progress?: ImportProgress;
   /** What executes the blocks (src/ingest/engines.ts); the EVM of src/evm by default. */
   engine?: EngineName;
+  /** Blocks stored per store transaction at most (ChainWriter.groupCommits; 64 by default). */
+  blocksPerCommit?: number;
 }
 
 export interface ImportSummary {
@@ -54,7 +56,7 @@ export async function importChain(opts: ImportOptions): Promise<ImportSummary> {
   const importer = await Importer.open(opts);
   const totalBytes = opts.files.reduce((sum, f) => sum + fileSize(f), 0);
   const summary = { imported: 0, skipped: 0, transactions: 0, gasUsed: 0n };
-  importer.groupCommits();
+  importer.groupCommits(opts.blocksPerCommit);
   try {
     await importFiles(importer, opts, totalBytes, summary);
   } finally {
@@ -138,8 +140,8 @@ export class Importer {
   }
 
   /** Blocks are stored in groups from now on (ChainWriter.groupCommits); `flush` stores the last. */
-  groupCommits(): void {
-    this.writer.groupCommits();
+  groupCommits(blocks?: number): void {
+    this.writer.groupCommits(blocks);
   }
 
   flush(): Promise<void> {

@@ -96,6 +96,10 @@ describe('ethtrace help, version and usage errors', () => {
       await runCli(['start', '--port', '8x']),
       /^ethtrace start: --port 8x is not a port number$/,
     );
+    assertOneLine(
+      await runCli(['import', '--genesis', 'g.json', '--blocks-per-commit', '0', 'chain.rlp']),
+      /^ethtrace import: --blocks-per-commit 0 is not a positive integer$/,
+    );
   });
 });
 
