@@ -175,11 +175,13 @@ describe('ethtrace start --processes', () => {
       assert.equal(shared?.requests, 24);
       assert.equal(shared?.credits, admitted * CALL_CREDITS);
     }
-    // Usage is recorded by each process that served (a file per process): both did.
+    // Usage is recorded by each process that served (files per process, named by its pid): both
+    // did. The running minute is in current.TAG.json, a minute that is over in DAY.TAG.jsonl (the
+    // calls may straddle a minute's end).
     await sleep(USAGE_FLUSH_MS + 1_000);
     const writers = new Set(
       readdirSync(join(dir.path, 'usage'))
-        .map((name) => /^current\.(\d+)-/.exec(name)?.[1])
+        .map((name) => /^(?:current|\d{4}-\d{2}-\d{2})\.(\d+)-/.exec(name)?.[1])
         .filter((pid) => pid !== undefined),
     );
     assert.equal(writers.size, 2, `usage written by ${[...writers].join(', ')}`);
