@@ -10,7 +10,6 @@ import { describe, it } from 'node:test';
 import type { Block } from '@ethereumjs/block';
 import { createBlockFromRLP, createBlockHeader } from '@ethereumjs/block';
 import { RLP } from '@ethereumjs/rlp';
-import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
 import { Forks } from '../../src/chain/forks.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
@@ -26,8 +25,9 @@ import {
 import { type ForkRules, forkByName, forkRules, withBlobSchedule } from '../../src/evm/forks.ts';
 import { precompilesFor } from '../../src/evm/precompiles/index.ts';
 import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from '../../src/evm/state.ts';
-import type { Transaction } from '../../src/evm/transaction.ts';
 import { type AccountLeaf, orderedTrieRoot, stateRoot, storageRoot } from '../../src/evm/trie.ts';
+// The import's conversion: this test checks blocks as import hands them to the EVM.
+import { transactionOf } from '../../src/ingest/evmExecution.ts';
 import { readRlpBlocks } from '../../src/ingest/rlpFile.ts';
 import { toHex } from '../../src/primitives/hex.ts';
 import { keccak256 } from '../../src/primitives/keccak.ts';
@@ -61,54 +61,6 @@ class GenesisState implements StateReader {
 /** ethereumjs gives some fields as bytes, others (blob hashes) as hex strings. */
 function big(value: Uint8Array | string): bigint {
   return typeof value === 'string' ? BigInt(value) : bytesToBigInt(value);
-}
-
-function transactionOf(tx: TypedTransaction): Transaction {
-  const t = tx as TypedTransaction & {
-    gasPrice?: bigint;
-    maxFeePerGas?: bigint;
-    maxPriorityFeePerGas?: bigint;
-    accessList?: Array<[Uint8Array, Uint8Array[]]>;
-    blobVersionedHashes?: Array<Uint8Array | string>;
-    maxFeePerBlobGas?: bigint;
-    authorizationList?: Uint8Array[][];
-  };
-  return {
-    type: tx.type,
-    sender: big(tx.getSenderAddress().bytes),
-    nonce: tx.nonce,
-    gasLimit: tx.gasLimit,
-    gasPrice: t.gasPrice ?? 0n,
-    maxFeePerGas: t.maxFeePerGas ?? 0n,
-    maxPriorityFeePerGas: t.maxPriorityFeePerGas ?? 0n,
-    to: tx.to ? big(tx.to.bytes) : null,
-    value: tx.value,
-    data: tx.data,
-    accessList: (t.accessList ?? []).map(([address, keys]) => ({
-      address: big(address),
-      storageKeys: keys.map(big),
-    })),
-    blobVersionedHashes: (t.blobVersionedHashes ?? []).map(big),
-    maxFeePerBlobGas: t.maxFeePerBlobGas ?? 0n,
-    authorizationList: (t.authorizationList ?? []).map((a) => {
-      const [chainId, address, nonce, yParity, r, s] = a as [
-        Uint8Array,
-        Uint8Array,
-        Uint8Array,
-        Uint8Array,
-        Uint8Array,
-        Uint8Array,
-      ];
-      return {
-        chainId: big(chainId),
-        address: big(address),
-        nonce: big(nonce),
-        yParity: big(yParity),
-        r: big(r),
-        s: big(s),
-      };
-    }),
-  };
 }
 
 describe('src/evm/block.ts on the conformance chain', () => {
