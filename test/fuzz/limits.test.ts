@@ -57,6 +57,8 @@ const LOW: LimitOverrides = {
 
 const LOOPER = `0x${'aa'.repeat(20)}`;
 const LOOP = { [LOOPER]: { code: '0x5b600056' } };
+const FULL_WORD = `7f${'ff'.repeat(32)}`;
+const EXP_LOOP = { [LOOPER]: { code: `0x5b${FULL_WORD}${FULL_WORD}0a50600056` } };
 
 let nextId = 0;
 const req = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id: ++nextId, method, params });
@@ -249,10 +251,10 @@ describe('abuse limits, fuzzed past their bounds', () => {
 
   it('batch_work: -32000 execution timeout past the deadline', () =>
     counts('batch_work', async () => {
-      const { json } = await post([
-        req('eth_call', [{ to: LOOPER, gas: '0x2faf080' }, 'latest', LOOP]),
-        req('eth_call', [{ to: LOOPER, gas: '0x2faf080' }, 'latest', LOOP]),
-      ]);
+      // EXP of two full words in a loop: the most CPU per unit of gas the EVM sells (a plain jump
+      // loop of the gas cap ends in ~0.2 s on src/evm, well inside the deadline).
+      const heavy = [{ to: LOOPER, gas: '0x2faf080' }, 'latest', EXP_LOOP];
+      const { json } = await post([req('eth_call', heavy), req('eth_call', heavy), req('eth_call', heavy)]);
       // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers of every shape
       const timedOut = json.filter((a: any) => a.error?.message === 'execution timeout');
       assert.ok(timedOut.length >= 1, JSON.stringify(json));
