@@ -399,6 +399,19 @@ export class WorldState {
     return value;
   }
 
+  /**
+   * Empties the account's storage between transactions, outside the journal (a call's state
+   * override that gives an account's whole storage); its changes say the storage was wiped.
+   */
+  clearStorage(account: Account): void {
+    account.storageCleared = true;
+    account.committed.clear();
+    account.current.clear();
+    account.changed = true;
+    account.wiped = true;
+    account.changedSlots = null;
+  }
+
   setStorage(account: Account, slot: bigint, value: bigint): void {
     this.record(STORAGE, account, slot, account.current.get(slot));
     account.current.set(slot, value);

@@ -1,24 +1,31 @@
-import type { BlockHeader } from '@ethereumjs/block';
+import type { Block, BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
-import type { EvmTracer, FrameEnd } from '../evm/hooks.ts';
+import type { EvmTracer, FrameEnd, StepTracer } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
 import { WorldState } from '../evm/state.ts';
-import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
+import {
+  applyTransaction,
+  blobBaseFee,
+  InvalidTransaction,
+  type TransactionResult,
+} from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
 import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
-import { blockEnvironment, simulationCommon } from './machine.ts';
+import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
 import {
   type CallFailure,
   type CallTrace,
   checkSameFork,
+  type OpListener,
   type SimulatedCall,
   type StateAccess,
 } from './session.ts';
@@ -32,7 +39,7 @@ import {
 import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
-import { bigMax, callTransaction, effectivePrice, floorGas } from './transaction.ts';
+import { bigMax, blobGas, callTransaction, effectivePrice, firstLine, floorGas } from './transaction.ts';
 
 const ZERO_ADDRESS = new Uint8Array(20);
 
@@ -44,7 +51,6 @@ const ZERO_ADDRESS = new Uint8Array(20);
  * same words; only the execution differs.
  */
 export class EvmCallSession {
-  private readonly zeroFeeEnv: BlockEnv;
   private diffs: StateDiffRecorder | null = null;
   private overrides: StateOverrides | null = null;
   private recorder: AccessRecorder | null = null;
@@ -60,8 +66,9 @@ export class EvmCallSession {
     private readonly reader: FlatStateReader,
     private readonly env: BlockEnv,
     private readonly gasCap: bigint,
+    /** The environment block CallSession runs the calls in when block overrides make one. */
+    private readonly overriddenBlock: Block | null,
   ) {
-    this.zeroFeeEnv = { ...env, baseFee: 0n };
     this.common = simulationCommon(chain.commonAt(header.number, header.timestamp));
   }
 
@@ -70,8 +77,8 @@ export class EvmCallSession {
 
   /**
    * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
-   * request yet (the caller uses CallSession): a store without synchronous reads, a fork without a
-   * rule row, a blob base fee override, or a state override that replaces an account's whole storage.
+   * request (the caller uses CallSession): a store without synchronous reads (upstream mode), or a
+   * fork without a rule row.
    */
   static async openAt(
     chain: ChainReader,
@@ -80,8 +87,7 @@ export class EvmCallSession {
   ): Promise<EvmCallSession | null> {
     const reads = chain.store.syncReads;
     const env = opts.blockOverrides;
-    if (!reads || env?.blobBaseFee !== undefined) return null;
-    if (opts.stateOverrides?.some((o) => o.override.state !== undefined)) return null;
+    if (!reads) return null;
     const header = await chain.header(blockHash);
     if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
     const common = chain.commonAt(header.number, header.timestamp);
@@ -90,6 +96,7 @@ export class EvmCallSession {
     // Block overrides are checked and applied by the code CallSession uses (the same refusals in the
     // same words); the block it builds is the environment's source.
     let envHeader = header;
+    let overriddenBlock: Block | null = null;
     if (env) {
       if (env.number !== undefined || env.time !== undefined) {
         checkSameFork(
@@ -100,10 +107,15 @@ export class EvmCallSession {
           env.time ?? header.timestamp,
         );
       }
-      envHeader = blockEnvironment(header, simulationCommon(common), env).header;
+      overriddenBlock = blockEnvironment(header, simulationCommon(common), env);
+      envHeader = overriddenBlock.header;
     }
     const reader = new FlatStateReader(reads, header.number);
     const world = new WorldState(reader);
+    const environment = blockEnv(envHeader, fork.chainId, reads);
+    // As CallSession: the override binds only where the block has a blob base fee (Cancun on).
+    if (env?.blobBaseFee !== undefined && envHeader.excessBlobGas !== undefined)
+      environment.blobBaseFee = env.blobBaseFee;
     const session = new EvmCallSession(
       chain,
       header,
@@ -111,8 +123,9 @@ export class EvmCallSession {
       fork,
       world,
       reader,
-      blockEnv(envHeader, fork.chainId, reads),
+      environment,
       opts.gasCap,
+      overriddenBlock,
     );
     if (opts.stateOverrides) {
       session.overrides = opts.stateOverrides;
@@ -126,6 +139,60 @@ export class EvmCallSession {
   /** The base fee the session's calls see; undefined before London. */
   get baseFee(): bigint | undefined {
     return this.envHeader.baseFeePerGas;
+  }
+
+  /** The fork's precompiles, by address (createAccessList leaves them out of its list). */
+  precompileAddresses(): Uint8Array[] {
+    return [...this.fork.precompiles.keys()].map((address) => addressBytes(BigInt(address)));
+  }
+
+  private readonly environments = new Map<string, BlockEnv>();
+
+  /**
+   * The environment a call runs in: the session's, or with a zero base fee (a call that pays no
+   * price sees BASEFEE 0, as Reth and geth do) and/or a zero blob base fee (a blob call naming no
+   * blob fee cap, as geth).
+   */
+  private environment(zeroBaseFee: boolean, zeroBlobBaseFee: boolean): BlockEnv {
+    if (!zeroBaseFee && !zeroBlobBaseFee) return this.env;
+    const key = `${zeroBaseFee}/${zeroBlobBaseFee}`;
+    let env = this.environments.get(key);
+    if (!env) {
+      env = {
+        ...this.env,
+        ...(zeroBaseFee ? { baseFee: 0n } : {}),
+        ...(zeroBlobBaseFee && this.envHeader.excessBlobGas !== undefined ? { blobBaseFee: 0n } : {}),
+      };
+      this.environments.set(key, env);
+    }
+    return env;
+  }
+
+  /** The environment of `call` (see `environment`). */
+  private callEnvironment(call: CallRequest, price: bigint): BlockEnv {
+    const baseFee = this.envHeader.baseFeePerGas;
+    return this.environment(
+      price === 0n && baseFee !== undefined && baseFee !== 0n,
+      call.blobVersionedHashes !== undefined && !call.maxFeePerBlobGas,
+    );
+  }
+
+  /**
+   * A blob fee cap below the blob base fee, refused before the run in the words CallSession's
+   * ethereumjs run refuses it (naming the VM's fork, the environment block and the transaction).
+   */
+  private checkBlobFee(tx: TypedTransaction, env: BlockEnv, price: bigint, index: number): void {
+    if (!('maxFeePerBlobGas' in tx) || !this.fork.rules.blobs) return;
+    const blobFee = env.blobBaseFee ?? blobBaseFee(this.fork.rules, env.excessBlobGas);
+    if (tx.maxFeePerBlobGas >= blobFee) return;
+    const baseFee = this.envHeader.baseFeePerGas;
+    let block = this.overriddenBlock ?? cachedEnvironment(this.header, this.common);
+    if (price === 0n && baseFee !== undefined && baseFee !== 0n)
+      block = environmentBlock({ ...block.header.toJSON(), baseFeePerGas: 0n }, this.common);
+    const message =
+      `Transaction's maxFeePerBlobGas ${tx.maxFeePerBlobGas}) is less than block blobGasPrice (${blobFee}). ` +
+      `(vm hf=${this.common.hardfork()} -> ${block.errorStr()} -> ${tx.errorStr()})`;
+    throw new CallValidationError(index, firstLine(message));
   }
 
   /** The account as the session's state holds it now (overrides and earlier calls included). */
@@ -143,10 +210,10 @@ export class EvmCallSession {
     request: CallRequest,
     index: number,
     _tracer: null,
-    options: { dialect: 'geth'; isolated?: boolean },
+    options: { dialect: 'geth'; isolated?: boolean; onOp?: OpListener },
   ): Promise<SimulatedCall> {
     const world = options.isolated ? this.freshWorld() : this.world;
-    return this.runGeth(world, request, index);
+    return this.runGeth(world, request, index, options.onOp);
   }
 
   private freshWorld(): WorldState {
@@ -155,14 +222,19 @@ export class EvmCallSession {
     return world;
   }
 
-  private runGeth(world: WorldState, request: CallRequest, index: number): SimulatedCall {
+  private runGeth(
+    world: WorldState,
+    request: CallRequest,
+    index: number,
+    onOp: OpListener | undefined,
+  ): SimulatedCall {
     const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'geth');
     checkGethFees(call, baseFee);
     const callerBytes = call.from ?? ZERO_ADDRESS;
     const caller = new Address(callerBytes);
     const price = effectivePrice(call, baseFee, index);
-    const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
+    const env = this.callEnvironment(call, price);
     const sender = world.account(bytesToBigint(callerBytes));
     const tx = callTransaction(
       call,
@@ -172,8 +244,9 @@ export class EvmCallSession {
     );
     const value = call.value ?? 0n;
     const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
+    const blobFeeCap = 'maxFeePerBlobGas' in tx ? tx.maxFeePerBlobGas * blobGas(tx, this.common) : 0n;
     // geth checks the funds (buyGas) before the intrinsic gas; so does CallSession, and so here.
-    const want = call.gas * feeCap + value;
+    const want = call.gas * feeCap + value + blobFeeCap;
     if (sender.balance < want) {
       throw new CallValidationError(
         index,
@@ -196,11 +269,13 @@ export class EvmCallSession {
       world.endTransaction(this.fork.rules.emptyIsAbsent);
       return { output: new Uint8Array(), gasUsed: 0n, gasSpent: null, failed: true };
     }
+    this.checkBlobFee(tx, env, price, index);
     let end: FrameEnd | null = null;
     const top: EvmTracer = {
       frameEnd: (e) => {
         if (e.depth === 0) end = e;
       },
+      ...(onOp ? { step: opSteps(onOp) } : {}),
     };
     let result: TransactionResult;
     try {
@@ -277,8 +352,7 @@ export class EvmCallSession {
     const callerBytes = call.from ?? ZERO_ADDRESS;
     const caller = new Address(callerBytes);
     const price = effectivePrice(call, baseFee, index);
-    // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do.
-    const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
+    const env = this.callEnvironment(call, price);
     const world = this.world;
     const sender = world.account(bytesToBigint(callerBytes));
     this.recorder?.noteAccount(sender.address);
@@ -301,6 +375,7 @@ export class EvmCallSession {
       this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
       return new Uint8Array();
     }
+    this.checkBlobFee(tx, env, price, index);
     const tracer = allEvmTracers([
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
@@ -364,10 +439,19 @@ function applyStateOverrides(world: WorldState, overrides: StateOverrides): void
     if (override.code !== undefined) world.setCode(account, override.code);
     // An account an override names exists afterwards, as the ethereumjs overlay's write makes it.
     if (!account.exists) world.createAccount(account);
-    for (const [slot, value] of override.stateDiff ?? []) {
+    // `state` replaces the whole storage; CallSession writes its slots, then stateDiff's.
+    if (override.state) world.clearStorage(account);
+    for (const [slot, value] of [...(override.state ?? []), ...(override.stateDiff ?? [])]) {
       world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
     }
   }
   // Committed as they are: an empty account an override makes lives until a call touches it.
   world.endTransaction(false);
+}
+
+/** An OpListener as the interpreter's step tracer. */
+function opSteps(onOp: OpListener): StepTracer {
+  return {
+    step: (view) => onOp(view.opcode, view.address, view.stack, view.sp),
+  };
 }

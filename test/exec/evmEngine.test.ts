@@ -10,6 +10,8 @@ import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
 import {
+  diffAccessLists,
+  diffBlobCalls,
   diffCallMany,
   diffCalls,
   diffParts,
@@ -48,9 +50,10 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -60,8 +63,21 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
+      const { problems, compared, fellBack } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {
@@ -128,9 +144,10 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -140,8 +157,21 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
+      const { problems, compared, fellBack } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
   });
 
@@ -180,9 +210,10 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -192,8 +223,21 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
+      const { problems, compared, fellBack } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
   });
 });

@@ -38,8 +38,8 @@ async function withContext<T>(
 }
 
 /**
- * A call method's context on src/evm where it can serve the call (not yet with a blob base fee
- * override, a whole-storage override or blobs), else on ethereumjs.
+ * A call method's context on src/evm where it can serve the call (a store with synchronous reads, a
+ * fork with a rule row: see EvmCallSession.openAt), else on ethereumjs.
  */
 async function withRunner<T>(
   chain: ChainReader,
@@ -48,7 +48,7 @@ async function withRunner<T>(
   engine: Engine,
   run: (context: CallContext) => Promise<T>,
 ): Promise<T> {
-  if (engine === 'evm' && job.call.blobVersionedHashes === undefined) {
+  if (engine === 'evm') {
     const session = await EvmCallSession.openAt(chain, job.blockHash, {
       gasCap: limits.gasCap,
       ...job.overrides,
@@ -65,6 +65,6 @@ export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine 
     estimateGas: (job: CallJob): Promise<bigint> =>
       withRunner(chain, limits, job, engine, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
     createAccessList: (job: CallJob): Promise<AccessListResult> =>
-      withContext(chain, limits, job, (c) => createAccessList(c, job.call)),
+      withRunner(chain, limits, job, engine, (c) => createAccessList(c, job.call)),
   };
 }
