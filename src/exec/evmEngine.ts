@@ -33,7 +33,7 @@ export function defaultEngine(): Engine {
 /** A chain's forks as the EVM's rules, one table per chain spec. */
 const forksBySpec = new WeakMap<object, EvmForks>();
 
-/** The EVM's rules for a block of this chain; null for a fork src/evm has no row for (the DAO fork's). */
+/** The EVM's rules for a block of this chain; null for a fork src/evm has no row for. */
 export function evmFork(chain: ChainReader, common: Common): EvmFork | null {
   let forks = forksBySpec.get(chain.spec);
   if (!forks) {

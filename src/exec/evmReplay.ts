@@ -1,13 +1,14 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
-import { Hardfork } from '@ethereumjs/common';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { BEACON_ROOTS_ADDRESS, HISTORY_STORAGE_ADDRESS } from '../evm/block.ts';
+import { applyDaoFork } from '../evm/dao.ts';
 import type { ForkRules } from '../evm/forks.ts';
 import { WorldState } from '../evm/state.ts';
 import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
 import { bytesToBigint } from '../evm/words.ts';
 import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import { isDaoForkBlock } from './evmRules.ts';
 import type { StateAccess } from './session.ts';
 import { type ConflictBoard, PartConflict } from './speculation.ts';
 import {
@@ -34,10 +35,9 @@ const HISTORY_SERVE_WINDOW = 8191n;
 /**
  * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
  * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
- * run it yet: a store without synchronous reads (upstream mode), the DAO fork block (its irregular
- * state change lives in ethereumjs's runBlock), a fork without a rule row, or a vmTrace. A `part`
- * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what
- * each read and changed.
+ * run it yet: a store without synchronous reads (upstream mode), a fork without a rule row, or a
+ * vmTrace. A `part` runs only some transactions (a speculative part: src/exec/replay.ts
+ * ReplayPart), noting what each read and changed.
  */
 export function replayOnEvm(
   chain: ChainReader,
@@ -49,13 +49,14 @@ export function replayOnEvm(
   if (!reads || types.vmTrace) return null;
   const header = block.header;
   const common = chain.commonAt(header.number, header.timestamp);
-  if (common.hardforkBlock(Hardfork.Dao) === header.number) return null;
   const fork = evmFork(chain, common);
   if (!fork) return null;
   const { rules, precompiles } = fork;
   const reader = new FlatStateReader(reads, header.number - 1n);
   const world = new WorldState(reader);
   const env = blockEnv(header, fork.chainId, reads);
+  // The DAO fork's state change comes before the transactions, outside any of their traces.
+  if (isDaoForkBlock(common, header.number)) applyDaoFork(world, rules);
   systemWrites(world, rules, header);
   const diffs = types.stateDiff || part ? new StateDiffRecorder(world, reader) : null;
   diffs?.skip();
