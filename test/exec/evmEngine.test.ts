@@ -9,6 +9,7 @@ import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
+import { mineDaoChain } from '../support/daoChain.ts';
 import {
   diffAccessLists,
   diffBlobCalls,
@@ -123,6 +124,31 @@ describe('src/evm against ethereumjs: replays and calls', () => {
         );
       assert.equal(await seen('evm'), balance - 7n);
       assert.notEqual(await seen('ethereumjs'), balance - 7n);
+    });
+  });
+
+  describe('a chain with a DAO fork block', () => {
+    const work = tempDir('ethtrace-engine-dao-');
+    let chain: EngineChain;
+    before(async () => {
+      const datadir = join(work.path, 'data');
+      await mineDaoChain('evm', datadir);
+      chain = await openEngineChain(datadir);
+    });
+    after(async () => {
+      await chain?.close();
+      work.cleanup();
+    });
+    it('replays every block, the fork block included, on src/evm byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(txs, 6);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, fellBack } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
   });
 
