@@ -396,7 +396,9 @@ export async function diffCalls({
             ' with a whole storage overridden',
             {
               blockHash: parentHash,
-              call: withoutGas(call),
+              // With its own gas: a contract whose storage the override took away may loop, and a
+              // loop run with the whole gas cap costs seconds on ethereumjs.
+              call,
               overrides: {
                 stateOverrides: [
                   { address: call.from as Uint8Array, override: { balance: 10n ** 24n } },
@@ -416,8 +418,8 @@ export async function diffCalls({
           ],
         ];
         for (const [name, job] of variants) {
-          // An estimate of a call whose storage the override took away may run the whole gas cap a
-          // dozen times: eth_call is enough there.
+          // An estimate of a call whose storage the override took away may run it a dozen times:
+          // eth_call is enough there.
           for (const method of (withFees && name === '') || name.includes('whole storage')
             ? (['call'] as const)
             : (['call', 'estimateGas'] as const)) {
