@@ -11,6 +11,7 @@ import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilT
 import { tempDir } from '../support/cli.ts';
 import {
   diffCallMany,
+  diffCallShapes,
   diffCalls,
   diffParts,
   diffReplays,
@@ -62,6 +63,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
       const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+
+    it('answers and refuses calls of every shape on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCallShapes(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(compared > 1000, `${compared} compared`);
     });
 
     it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {
