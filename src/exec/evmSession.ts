@@ -42,6 +42,7 @@ import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import { bigMax, callTransaction, effectivePrice, floorGas, txType } from './transaction.ts';
+import { Watchdog } from './watchdog.ts';
 
 const ZERO_ADDRESS = new Uint8Array(20);
 const EMPTY_DATA = new Uint8Array(0);
@@ -59,6 +60,7 @@ export class EvmCallSession {
   private overrides: StateOverrides | null = null;
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
+  private watchdog: EvmTracer | null = null;
 
   private constructor(
     chain: ChainReader,
@@ -86,7 +88,13 @@ export class EvmCallSession {
   static async openAt(
     chain: ChainReader,
     blockHash: Uint8Array,
-    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
+    opts: {
+      gasCap: bigint;
+      stateOverrides?: StateOverrides;
+      blockOverrides?: BlockOverrides;
+      /** Stop the geth-dialect calls past this performance.now() time (src/exec/watchdog.ts). */
+      deadline?: number;
+    },
   ): Promise<EvmCallSession | null> {
     const reads = chain.store.syncReads;
     const env = opts.blockOverrides;
@@ -124,6 +132,7 @@ export class EvmCallSession {
       blockEnv(envHeader, fork.chainId, reads),
       opts.gasCap,
     );
+    if (opts.deadline !== undefined) session.watchdog = { step: new Watchdog(opts.deadline) };
     if (opts.stateOverrides) {
       session.overrides = opts.stateOverrides;
       applyStateOverrides(world, opts.stateOverrides);
@@ -208,7 +217,8 @@ export class EvmCallSession {
     };
     let result: TransactionResult;
     try {
-      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, top, {
+      const tracer = this.watchdog ? allEvmTracers([top, this.watchdog]) : top;
+      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
         call: true,
       });
     } catch (e) {
