@@ -6,18 +6,23 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
+import type { ForkRules } from '../evm/forks.ts';
 import type { EvmTracer, FrameEnd, StepTracer } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
 import { WorldState } from '../evm/state.ts';
 import {
+  type AccessListEntry,
   applyTransaction,
   blobBaseFee,
+  floorDataGas,
   InvalidTransaction,
+  intrinsicGas,
+  type Transaction,
   type TransactionResult,
 } from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
-import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import { BlockReads, blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
 import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
@@ -39,9 +44,19 @@ import {
 import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
-import { bigMax, blobGas, callTransaction, effectivePrice, firstLine, floorGas } from './transaction.ts';
+import {
+  bigMax,
+  blobGas,
+  callTransaction,
+  effectivePrice,
+  firstLine,
+  floorGas,
+  txType,
+} from './transaction.ts';
+import { Watchdog } from './watchdog.ts';
 
 const ZERO_ADDRESS = new Uint8Array(20);
+const EMPTY_DATA = new Uint8Array(0);
 
 /**
  * trace_call / trace_callMany / trace_rawTransaction on the EVM of src/evm: calls simulated in order
@@ -55,6 +70,7 @@ export class EvmCallSession {
   private overrides: StateOverrides | null = null;
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
+  private watchdog: EvmTracer | null = null;
 
   private constructor(
     chain: ChainReader,
@@ -83,7 +99,13 @@ export class EvmCallSession {
   static async openAt(
     chain: ChainReader,
     blockHash: Uint8Array,
-    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
+    opts: {
+      gasCap: bigint;
+      stateOverrides?: StateOverrides;
+      blockOverrides?: BlockOverrides;
+      /** Stop the geth-dialect calls past this performance.now() time (src/exec/watchdog.ts). */
+      deadline?: number;
+    },
   ): Promise<EvmCallSession | null> {
     const reads = chain.store.syncReads;
     const env = opts.blockOverrides;
@@ -110,7 +132,7 @@ export class EvmCallSession {
       overriddenBlock = blockEnvironment(header, simulationCommon(common), env);
       envHeader = overriddenBlock.header;
     }
-    const reader = new FlatStateReader(reads, header.number);
+    const reader = new FlatStateReader(reads, header.number, BlockReads.of(blockHash));
     const world = new WorldState(reader);
     const environment = blockEnv(envHeader, fork.chainId, reads);
     // As CallSession: the override binds only where the block has a blob base fee (Cancun on).
@@ -127,6 +149,7 @@ export class EvmCallSession {
       opts.gasCap,
       overriddenBlock,
     );
+    if (opts.deadline !== undefined) session.watchdog = { step: new Watchdog(opts.deadline) };
     if (opts.stateOverrides) {
       session.overrides = opts.stateOverrides;
       applyStateOverrides(world, opts.stateOverrides);
@@ -236,17 +259,10 @@ export class EvmCallSession {
     const price = effectivePrice(call, baseFee, index);
     const env = this.callEnvironment(call, price);
     const sender = world.account(bytesToBigint(callerBytes));
-    const tx = callTransaction(
-      call,
-      { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
-      this.common,
-      baseFee,
-    );
+    const built = this.build(call, caller, sender.nonce, price, index);
     const value = call.value ?? 0n;
-    const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
-    const blobFeeCap = 'maxFeePerBlobGas' in tx ? tx.maxFeePerBlobGas * blobGas(tx, this.common) : 0n;
     // geth checks the funds (buyGas) before the intrinsic gas; so does CallSession, and so here.
-    const want = call.gas * feeCap + value + blobFeeCap;
+    const want = call.gas * built.feeCap + value + built.blobFeeCap;
     if (sender.balance < want) {
       throw new CallValidationError(
         index,
@@ -255,7 +271,7 @@ export class EvmCallSession {
         'insufficient funds',
       );
     }
-    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    const intrinsic = bigMax(built.intrinsic, built.floor);
     if (call.gas < intrinsic) {
       throw new CallValidationError(
         index,
@@ -269,7 +285,7 @@ export class EvmCallSession {
       world.endTransaction(this.fork.rules.emptyIsAbsent);
       return { output: new Uint8Array(), gasUsed: 0n, gasSpent: null, failed: true };
     }
-    this.checkBlobFee(tx, env, price, index);
+    if (built.ethereumjs) this.checkBlobFee(built.ethereumjs, env, price, index);
     let end: FrameEnd | null = null;
     const top: EvmTracer = {
       frameEnd: (e) => {
@@ -279,7 +295,8 @@ export class EvmCallSession {
     };
     let result: TransactionResult;
     try {
-      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, evmTransaction(tx), top, {
+      const tracer = this.watchdog ? allEvmTracers([top, this.watchdog]) : top;
+      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
         call: true,
       });
     } catch (e) {
@@ -300,10 +317,53 @@ export class EvmCallSession {
       // out of the worker, which would detach that array for every later run.
       output: result.output.slice(),
       // EIP-7623's floor bounds the total, not the intrinsic part (geth's peak gas).
-      gasUsed: bigMax(result.gasUsedBeforeRefund, floorGas(tx)),
+      gasUsed: bigMax(result.gasUsedBeforeRefund, built.floor),
       gasSpent: result.gasUsed,
       failed: !result.success,
       ...(failure ? { failure } : {}),
+    };
+  }
+
+  /**
+   * The call as the EVM's transaction, with its intrinsic gas, its EIP-7623 floor and the fee cap
+   * its funds are checked against. A plain call (legacy, EIP-2930 or EIP-1559, to an address, fields
+   * in range) is built here directly: ethereumjs's createTx, whose checks such a call always
+   * passes, cost about a quarter of an eth_call. Any other call is built by callTransaction, so that
+   * its refusals keep their words.
+   */
+  private build(
+    call: CallRequest & { gas: bigint },
+    caller: Address,
+    nonce: bigint,
+    price: bigint,
+    index: number,
+  ): BuiltCall {
+    const baseFee = this.envHeader.baseFeePerGas;
+    const rules = this.fork.rules;
+    const direct = plainCall(call, caller, nonce, price, baseFee, rules);
+    if (direct) {
+      return {
+        tx: direct,
+        ethereumjs: null,
+        intrinsic: intrinsicGas(rules, direct),
+        floor: floorDataGas(rules, direct),
+        feeCap: direct.type >= 2 ? direct.maxFeePerGas : direct.gasPrice,
+        blobFeeCap: 0n,
+      };
+    }
+    const tx = callTransaction(
+      call,
+      { caller, nonce, gasLimit: call.gas, price, index },
+      this.common,
+      baseFee,
+    );
+    return {
+      tx: evmTransaction(tx),
+      ethereumjs: tx,
+      intrinsic: tx.getIntrinsicGas(),
+      floor: floorGas(tx),
+      feeCap: 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice,
+      blobFeeCap: 'maxFeePerBlobGas' in tx ? tx.maxFeePerBlobGas * blobGas(tx, this.common) : 0n,
     };
   }
 
@@ -356,13 +416,8 @@ export class EvmCallSession {
     const world = this.world;
     const sender = world.account(bytesToBigint(callerBytes));
     this.recorder?.noteAccount(sender.address);
-    const tx = callTransaction(
-      call,
-      { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
-      this.common,
-      baseFee,
-    );
-    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    const built = this.build(call, caller, sender.nonce, price, index);
+    const intrinsic = bigMax(built.intrinsic, built.floor);
     if (call.gas < intrinsic) {
       throw new CallValidationError(
         index,
@@ -375,7 +430,7 @@ export class EvmCallSession {
       this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
       return new Uint8Array();
     }
-    this.checkBlobFee(tx, env, price, index);
+    if (built.ethereumjs) this.checkBlobFee(built.ethereumjs, env, price, index);
     const tracer = allEvmTracers([
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
@@ -383,15 +438,10 @@ export class EvmCallSession {
     ]);
     let result: TransactionResult;
     try {
-      result = applyTransaction(
-        world,
-        env,
-        this.fork.rules,
-        this.fork.precompiles,
-        evmTransaction(tx),
-        tracer,
-        { call: true, fees: false },
-      );
+      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
+        call: true,
+        fees: false,
+      });
     } catch (e) {
       if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
       throw e;
@@ -453,5 +503,80 @@ function applyStateOverrides(world: WorldState, overrides: StateOverrides): void
 function opSteps(onOp: OpListener): StepTracer {
   return {
     step: (view) => onOp(view.opcode, view.address, view.stack, view.sp),
+  };
+}
+
+interface BuiltCall {
+  tx: Transaction;
+  /** The ethereumjs transaction it was built as (null for a plain call): blob fee refusals name it. */
+  ethereumjs: TypedTransaction | null;
+  intrinsic: bigint;
+  floor: bigint;
+  feeCap: bigint;
+  /** What the blobs may cost at most (the funds check counts it). */
+  blobFeeCap: bigint;
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+const MAX_UINT256 = (1n << 256n) - 1n;
+
+/**
+ * The transaction callTransaction would build, or null when the call is not one whose every
+ * field ethereumjs's createTx is sure to accept: a creation (its initcode limit), a blob or 7702
+ * call, a type the fork lacks, an access list entry of the wrong length, or a fee, value or gas
+ * product out of range (each its own refusal there).
+ */
+function plainCall(
+  call: CallRequest & { gas: bigint },
+  caller: Address,
+  nonce: bigint,
+  price: bigint,
+  baseFee: bigint | undefined,
+  rules: ForkRules,
+): Transaction | null {
+  const to = call.to;
+  if (to === undefined || to === null) return null;
+  const type = txType(call);
+  if (type === 1 ? !rules.accessLists : type === 2 ? baseFee === undefined : type !== 0) return null;
+  const gas = call.gas;
+  const value = call.value ?? 0n;
+  if (gas > MAX_UINT64 || nonce >= MAX_UINT64 || value > MAX_UINT256) return null;
+  let gasPrice = 0n;
+  let maxFeePerGas = 0n;
+  let maxPriorityFeePerGas = 0n;
+  if (type >= 2) {
+    maxFeePerGas = call.maxFeePerGas ?? price;
+    maxPriorityFeePerGas = call.maxPriorityFeePerGas ?? (price === 0n ? 0n : price - (baseFee ?? 0n));
+    if (maxPriorityFeePerGas < 0n || maxPriorityFeePerGas > maxFeePerGas || gas * maxFeePerGas > MAX_UINT256)
+      return null;
+  } else {
+    gasPrice = price;
+    if (gas * gasPrice > MAX_UINT256) return null;
+  }
+  const accessList: AccessListEntry[] = [];
+  if (type >= 1) {
+    for (const entry of call.accessList ?? []) {
+      if (entry.address.length !== 20 || entry.storageKeys.some((k) => k.length !== 32)) return null;
+      accessList.push({
+        address: bytesToBigint(entry.address),
+        storageKeys: entry.storageKeys.map((k) => bytesToBigint(k)),
+      });
+    }
+  }
+  return {
+    type,
+    sender: bytesToBigint(caller.bytes),
+    nonce,
+    gasLimit: gas,
+    gasPrice,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    to: bytesToBigint(to),
+    value,
+    data: call.data ?? EMPTY_DATA,
+    accessList,
+    blobVersionedHashes: [],
+    maxFeePerBlobGas: 0n,
+    authorizationList: [],
   };
 }

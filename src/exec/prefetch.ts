@@ -2,7 +2,7 @@ import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.t
 import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { JobKind, JobPayload, JobResult } from './api.ts';
-import type { ExecutionClient, RunOptions } from './client.ts';
+import { type ExecutionClient, type RunOptions, WrappingClient } from './client.ts';
 
 /**
  * Reads ahead the state a job will need, where state comes from far away (upstream mode:
@@ -31,21 +31,23 @@ const REMEMBERED = 4096;
  * for several methods), and the job's deadline starts after it: it bounds execution, and the
  * upstream's wait has its own bound (src/upstream/budget.ts).
  */
-export class PrefetchingClient implements ExecutionClient {
+export class PrefetchingClient extends WrappingClient {
   private readonly done = new LruCache<string, true>(REMEMBERED);
   private readonly running = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly inner: ExecutionClient,
+    inner: ExecutionClient,
     private readonly prefetcher: Prefetcher,
-  ) {}
+  ) {
+    super(inner);
+  }
 
   async run<K extends JobKind>(kind: K, payload: JobPayload<K>, options?: RunOptions): Promise<JobResult<K>> {
     await this.readAhead(kind, payload);
     return this.inner.run(kind, payload, options);
   }
 
-  prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
+  override prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
     return this.readAhead(kind, payload);
   }
 
@@ -144,34 +146,6 @@ export class PrefetchingClient implements ExecutionClient {
       waits.push(settled);
     }
     await Promise.all(waits);
-  }
-
-  get size(): number {
-    return this.inner.size;
-  }
-
-  get deadlineMs(): number {
-    return this.inner.deadlineMs;
-  }
-
-  spareWorkers(): number {
-    return this.inner.spareWorkers();
-  }
-
-  batch<T>(work: () => Promise<T>): Promise<T> {
-    return this.inner.batch(work);
-  }
-
-  stats() {
-    return this.inner.stats();
-  }
-
-  warm(): Promise<void> {
-    return this.inner.warm();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 

@@ -14,6 +14,7 @@ import {
   diffAccessLists,
   diffBlobCalls,
   diffCallMany,
+  diffCallShapes,
   diffCalls,
   diffParts,
   diffReplays,
@@ -79,6 +80,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared, fellBack } = await diffBlobCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers and refuses calls of every shape on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCallShapes(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(compared > 1000, `${compared} compared`);
     });
 
     it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {

@@ -647,3 +647,81 @@ export async function diffBlobCalls({
   }
   return { problems, compared, fellBack };
 }
+
+/**
+ * Calls of every shape a client may send (each transaction type, fee fields alone and together,
+ * access lists, creations, amounts out of range, refusals), built from the first transaction of
+ * each block and run on its parent by both engines: src/evm builds the plain ones itself and must
+ * answer and refuse exactly as the ethereumjs transaction it stands in for.
+ */
+export async function diffCallShapes({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  const old = callJobs(chain, LIMITS, 'ethereumjs');
+  const ours = callJobs(chain, LIMITS, 'evm');
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    const tx = block.transactions[0];
+    if (!tx) continue;
+    const base = block.header.baseFeePerGas ?? 0n;
+    const from = tx.getSenderAddress().bytes;
+    const to = tx.to?.bytes ?? new Uint8Array(20).fill(0x42);
+    const key = new Uint8Array(32).fill(1);
+    const list = [{ address: to, storageKeys: [key, new Uint8Array(32)] }];
+    const shapes: Array<[string, CallRequest]> = [
+      ['plain', { from, to, data: tx.data }],
+      ['gas given', { from, to, gas: 100_000n, data: tx.data }],
+      ['legacy price', { from, to, gas: 60_000n, gasPrice: base + 7n }],
+      ['legacy price below base fee', { from, to, gasPrice: base > 0n ? base - 1n : 0n }],
+      ['legacy price that overflows', { from, to, gas: 60_000n, gasPrice: 1n << 250n }],
+      ['fee cap alone', { from, to, gas: 60_000n, maxFeePerGas: base + 10n }],
+      ['tip alone', { from, to, gas: 60_000n, maxPriorityFeePerGas: 3n }],
+      ['fee cap and tip', { from, to, gas: 60_000n, maxFeePerGas: base + 10n, maxPriorityFeePerGas: 2n }],
+      ['tip above fee cap', { from, to, maxFeePerGas: base + 1n, maxPriorityFeePerGas: base + 2n }],
+      ['fee cap that overflows', { from, to, gas: 60_000n, maxFeePerGas: 1n << 250n }],
+      ['zero fee cap, type 2', { from, to, type: 2, maxFeePerGas: 0n }],
+      ['type 2 named, legacy price', { from, to, type: 2, gasPrice: base + 5n }],
+      ['access list', { from, to, accessList: list }],
+      ['access list as type 2', { from, to, accessList: list, maxFeePerGas: base + 10n }],
+      ['type 1 named, no list', { from, to, type: 1 }],
+      [
+        'access list address too short',
+        { from, to, accessList: [{ address: to.subarray(1), storageKeys: [] }] },
+      ],
+      [
+        'access list key too short',
+        { from, to, accessList: [{ address: to, storageKeys: [key.subarray(1)] }] },
+      ],
+      ['value beyond any balance', { from, to, value: 1n << 255n }],
+      ['value above 2^256', { from, to, value: 1n << 256n }],
+      ['gas above 2^64', { from, to, gas: 1n << 65n }],
+      ['intrinsic gas too low', { from, to, gas: 21_000n, data: new Uint8Array(64).fill(1) }],
+      ['calldata floor', { from, to, gas: 30_000n, data: new Uint8Array(600).fill(1) }],
+      [
+        'creation',
+        { from, data: new Uint8Array([0x60, 0x01, 0x60, 0x00, 0x52, 0x60, 0x20, 0x60, 0x00, 0xf3]) },
+      ],
+      ['creation past the initcode limit', { from, data: new Uint8Array(49_153) }],
+      ['no sender', { to, data: tx.data }],
+    ];
+    for (const [name, call] of shapes) {
+      const job: CallJob = { blockHash: parentHash, call, overrides: {} };
+      for (const method of ['call', 'estimateGas'] as const) {
+        const a = await outcome(() => old[method](job));
+        const b = await outcome(() => ours[method](job));
+        compared++;
+        if (a !== b) problems.push(`block ${n} ${name} ${method} ${firstDifference(a, b)}`);
+      }
+    }
+  }
+  return { problems, compared };
+}

@@ -68,3 +68,40 @@ export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine 
       withRunner(chain, limits, job, engine, (c) => createAccessList(c, job.call)),
   };
 }
+
+/** The last address of the precompile range: a call straight to one is never run inline. */
+const LAST_PRECOMPILE = 0xffff;
+
+function isPrecompileRange(to: Uint8Array | null | undefined): boolean {
+  if (!to) return false;
+  for (let i = 0; i < to.length - 2; i++) if (to[i] !== 0) return false;
+  return (((to[to.length - 2] ?? 0) << 8) | (to[to.length - 1] ?? 0)) <= LAST_PRECOMPILE;
+}
+
+/**
+ * eth_call and eth_estimateGas on the calling thread, on src/evm only, stopped at `deadline`
+ * (performance.now() ms) by src/exec/watchdog.ts. Null where the job is not one to run inline (a
+ * store without synchronous reads, a fork or request only ethereumjs serves, a call straight to a
+ * precompile); an Interrupted rejection where it ran out of time: either way the job goes to a worker.
+ */
+export function inlineCallJobs(chain: ChainReader, limits: CallLimits) {
+  const inline = async <T>(
+    job: CallJob,
+    deadline: number,
+    run: (context: CallContext) => Promise<T>,
+  ): Promise<T | null> => {
+    if (job.call.blobVersionedHashes !== undefined || isPrecompileRange(job.call.to)) return null;
+    const session = await EvmCallSession.openAt(chain, job.blockHash, {
+      gasCap: limits.gasCap,
+      ...job.overrides,
+      deadline,
+    });
+    return session && run({ chain, limits, header: session.header, session });
+  };
+  return {
+    call: (job: CallJob, deadline: number): Promise<Uint8Array | null> =>
+      inline(job, deadline, (c) => ethCall(c, job.call)),
+    estimateGas: (job: CallJob, deadline: number): Promise<bigint | null> =>
+      inline(job, deadline, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
+  };
+}
