@@ -7,12 +7,13 @@ import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
 import type { EvmTracer, FrameEnd } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
-import { WorldState } from '../evm/state.ts';
+import { type StateReader, WorldState } from '../evm/state.ts';
 import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
-import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import { blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
+import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
 import { blockEnvironment, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
 import {
@@ -49,6 +50,8 @@ export class EvmCallSession {
   private overrides: StateOverrides | null = null;
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
+  /** Upstream mode: the slots each call writes, for the keys its stateDiff may read. */
+  private written: WrittenSlots | null = null;
 
   private constructor(
     chain: ChainReader,
@@ -57,7 +60,9 @@ export class EvmCallSession {
     private readonly envHeader: BlockHeader,
     private readonly fork: EvmFork,
     private readonly world: WorldState,
-    private readonly reader: FlatStateReader,
+    private readonly reader: StateReader,
+    /** Upstream mode: what the calls reach that is not fetched yet is fetched, and the call runs again. */
+    private readonly fetching: FetchingStateReader | null,
     private readonly env: BlockEnv,
     private readonly gasCap: bigint,
   ) {
@@ -70,7 +75,7 @@ export class EvmCallSession {
 
   /**
    * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
-   * request yet (the caller uses CallSession): a store without synchronous reads, a fork without a
+   * request yet (the caller uses CallSession): a store without state reads for it, a fork without a
    * rule row, a blob base fee override, or a state override that replaces an account's whole storage.
    */
   static async openAt(
@@ -78,9 +83,8 @@ export class EvmCallSession {
     blockHash: Uint8Array,
     opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
   ): Promise<EvmCallSession | null> {
-    const reads = chain.store.syncReads;
     const env = opts.blockOverrides;
-    if (!reads || env?.blobBaseFee !== undefined) return null;
+    if (!(chain.store.syncReads || chain.store.fetchedReads) || env?.blobBaseFee !== undefined) return null;
     if (opts.stateOverrides?.some((o) => o.override.state !== undefined)) return null;
     const header = await chain.header(blockHash);
     if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
@@ -102,7 +106,9 @@ export class EvmCallSession {
       }
       envHeader = blockEnvironment(header, simulationCommon(common), env).header;
     }
-    const reader = new FlatStateReader(reads, header.number);
+    const state = evmStateAt(chain.store, { number: header.number, hash: blockHash }, fork);
+    if (!state) return null;
+    const { reader, fetching } = state;
     const world = new WorldState(reader);
     const session = new EvmCallSession(
       chain,
@@ -111,12 +117,18 @@ export class EvmCallSession {
       fork,
       world,
       reader,
-      blockEnv(envHeader, fork.chainId, reads),
+      fetching,
+      blockEnv(envHeader, fork.chainId, state.hashes),
       opts.gasCap,
     );
     if (opts.stateOverrides) {
-      session.overrides = opts.stateOverrides;
-      applyStateOverrides(world, opts.stateOverrides);
+      const overrides = opts.stateOverrides;
+      session.overrides = overrides;
+      await untilComplete(
+        fetching,
+        () => applyStateOverrides(world, overrides),
+        () => world.abortTransaction(),
+      );
     }
     return session;
   }
@@ -130,8 +142,10 @@ export class EvmCallSession {
 
   /** The account as the session's state holds it now (overrides and earlier calls included). */
   async account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }> {
-    const account = this.world.account(bytesToBigint(address));
-    return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+    return untilComplete(this.fetching, () => {
+      const account = this.world.account(bytesToBigint(address));
+      return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+    });
   }
 
   /**
@@ -145,8 +159,9 @@ export class EvmCallSession {
     _tracer: null,
     options: { dialect: 'geth'; isolated?: boolean },
   ): Promise<SimulatedCall> {
-    const world = options.isolated ? this.freshWorld() : this.world;
-    return this.runGeth(world, request, index);
+    return untilComplete(this.fetching, () =>
+      this.runGeth(options.isolated ? this.freshWorld() : this.world, request, index),
+    );
   }
 
   private freshWorld(): WorldState {
@@ -257,8 +272,24 @@ export class EvmCallSession {
       this.diffs = new StateDiffRecorder(this.world, this.reader);
       this.diffs.skip();
     }
-    const parity = types.trace ? new ParityCallTracer() : null;
-    const output = this.run(request, index, parity, this.diffs);
+    if (this.fetching && this.diffs && !this.written) this.written = new WrittenSlots();
+    const written = this.written;
+    const { parity, output } = await untilComplete(
+      this.fetching,
+      () => {
+        const parity = types.trace ? new ParityCallTracer() : null;
+        return { parity, output: this.run(request, index, parity, this.diffs) };
+      },
+      () => {
+        this.diffs?.abandon();
+        this.recorder?.abandon();
+        written?.clear();
+      },
+    );
+    if (written) {
+      await untilComplete(this.fetching, () => this.fetching?.prepareDiff(this.world, written.slots));
+      written.clear();
+    }
     // Each call's changes are taken after it: a stateDiff counts from the start of its call.
     const changes = this.diffs?.changes() ?? null;
     if (this.recorder && this.diffs && changes) this.lastWrites = changedKeys(changes, this.diffs.wiped);
@@ -305,6 +336,7 @@ export class EvmCallSession {
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
       this.recorder?.tracer ?? null,
+      this.written?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {

@@ -14,6 +14,7 @@ import type {
   BlockRef,
   BlockWrite,
   ChainStore,
+  FetchedStateReads,
   FlatAccount,
   TxLocation,
   UpstreamCache,
@@ -248,6 +249,14 @@ export class UpstreamStore implements ChainStore {
     if (fetched === null) throw new Error('a slot fetched is not in the cache');
     return fetched;
   }
+
+  /** What the cache holds, read synchronously by the EVM of src/evm; the rest fetched as fetchState does. */
+  readonly fetchedReads: FetchedStateReads = {
+    accountAt: (blockHash, address) => this.cache.getCachedAccountSync(blockHash, address),
+    storageAt: (blockHash, address, slot) => this.cache.getCachedStorageSync(blockHash, address, slot),
+    code: (codeHash) => this.cache.getCodeSync?.(codeHash) ?? null,
+    fetch: (blockHash, keys) => this.fetchState(blockHash, keys),
+  };
 
   getMeta(key: string): Promise<Uint8Array | null> {
     return this.cache.getMeta(key);

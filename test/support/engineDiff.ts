@@ -4,7 +4,6 @@ import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
 import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import type { CallRequest, TraceTypes } from '../../src/core/call.ts';
-import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
 import { EvmCallSession } from '../../src/exec/evmSession.ts';
 import { type CallManyJob, runCallMany, runCallManyPart } from '../../src/exec/jobs/callMany.ts';
@@ -63,17 +62,18 @@ export function firstDifference(a: string, b: string): string {
 /**
  * Replays every block from 1 to the head with each of `types` and as flat traces on both engines;
  * returns the differences (empty when every answer is the same) and how many answers were compared.
- * Each block must run on src/evm, not fall back to ethereumjs.
+ * Each block must run on src/evm, not fall back to ethereumjs. `evmChain`, when given, is the same
+ * chain read through another store for src/evm (upstream mode: each engine on a cache of its own).
  */
 export async function diffReplays(
   { chain, store }: EngineChain,
   types: readonly TraceTypes[] = REPLAY_TYPES,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
 ): Promise<{ problems: string[]; compared: number; txs: number }> {
   const head = await store.getHead();
   assert.ok(head);
-  const jobs = (engine: Engine) => replayJobs(chain, engine);
-  const old = jobs('ethereumjs');
-  const ours = jobs('evm');
+  const old = replayJobs(chain, 'ethereumjs');
+  const ours = replayJobs(evmChain.chain, 'evm');
   const problems: string[] = [];
   let compared = 0;
   let txs = 0;
@@ -84,7 +84,7 @@ export async function diffReplays(
     assert.ok(block);
     txs += block.transactions.length;
     for (const t of types) {
-      assert.ok(replayOnEvm(chain, block, t), `block ${n} fell back to ethereumjs`);
+      assert.ok(await replayOnEvm(evmChain.chain, block, t), `block ${n} fell back to ethereumjs`);
       const a = await outcome(() => old.replayBlock({ blockHash, types: t }));
       const b = await outcome(() => ours.replayBlock({ blockHash, types: t }));
       compared++;
@@ -146,10 +146,10 @@ const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
  * Runs each block's transactions as one trace_callMany on its parent (without fees, with them, with
  * state overrides, traced and diffed), and trace_call of each, on both engines.
  */
-export async function diffCallMany({
-  chain,
-  store,
-}: EngineChain): Promise<{ problems: string[]; compared: number; onEvm: number }> {
+export async function diffCallMany(
+  { chain, store }: EngineChain,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
+): Promise<{ problems: string[]; compared: number; onEvm: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
@@ -233,9 +233,9 @@ export async function diffCallMany({
     ];
     for (const [name, job] of jobs) {
       const a = await outcome(() => runCallMany(chain, LIMITS, job, 'ethereumjs'));
-      const b = await outcome(() => runCallMany(chain, LIMITS, job, 'evm'));
+      const b = await outcome(() => runCallMany(evmChain.chain, LIMITS, job, 'evm'));
       compared++;
-      const session = await EvmCallSession.openAt(chain, job.blockHash, {
+      const session = await EvmCallSession.openAt(evmChain.chain, job.blockHash, {
         gasCap: LIMITS.gasCap,
         ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
         ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
@@ -331,16 +331,16 @@ export async function diffParts({
  * geth's call methods on both engines: each block's transactions as eth_call and eth_estimateGas on
  * its parent, without fees and with them, and with a state override.
  */
-export async function diffCalls({
-  chain,
-  store,
-}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+export async function diffCalls(
+  { chain, store }: EngineChain,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
+): Promise<{ problems: string[]; compared: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
   const old = callJobs(chain, LIMITS, 'ethereumjs');
-  const ours = callJobs(chain, LIMITS, 'evm');
+  const ours = callJobs(evmChain.chain, LIMITS, 'evm');
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
     const parentHash = await store.getCanonicalHash(n - 1n);
