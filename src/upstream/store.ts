@@ -357,6 +357,17 @@ export class UpstreamStore implements ChainStore {
     await keep(() => this.cache.putState(blockHash, { accounts, storage, code }));
   }
 
+  /** The rules of block `blockHash` (its header from the cache, else fetched); null when the upstream has none. */
+  async rulesOf(blockHash: Uint8Array): Promise<Common | null> {
+    const header = await this.getHeader(blockHash);
+    if (header === null) return null;
+    const fields = RLP.decode(header) as Uint8Array[];
+    return this.rules(
+      bytesToBigInt(fields[HEADER_NUMBER] ?? new Uint8Array()),
+      bytesToBigInt(fields[HEADER_TIMESTAMP] ?? new Uint8Array()),
+    );
+  }
+
   /** A block of the upstream's chain as ethereumjs holds it (from the cache, else fetched and checked). */
   async block(hash: Uint8Array): Promise<Block | null> {
     const key = bytesKey(hash);
