@@ -40,9 +40,9 @@ export class UpstreamPrefetch {
     alsoRead?: (common: Common) => readonly Uint8Array[],
   ): Promise<void> {
     const traced = this.store.capabilities.prestateTracer && calls.length > 0;
-    const common = alsoRead ? await this.store.rulesOf(blockHash) : null;
-    const also = common && alsoRead ? named(alsoRead(common)) : {};
-    if (!traced && Object.keys(also).length === 0) return;
+    // The block's rules (its header, which the job reads anyway) while the upstream traces.
+    const rules = alsoRead ? this.store.rulesOf(blockHash) : Promise.resolve(null);
+    rules.catch(() => {});
     let prestates: unknown[] = [];
     if (traced) {
       const config: Record<string, unknown> = { tracer: 'prestateTracer' };
@@ -54,6 +54,9 @@ export class UpstreamPrefetch {
       );
       prestates = outcomes.map(result);
     }
+    const common = await rules;
+    const also = common && alsoRead ? named(alsoRead(common)) : {};
+    if (!traced && Object.keys(also).length === 0) return;
     await this.store.fetchState(blockHash, keysOf([...prestates, also]));
   }
 
