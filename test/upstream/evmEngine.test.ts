@@ -23,6 +23,7 @@ import {
   firstDifference,
 } from '../support/engineDiff.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
+import { importConformanceChain, type RunningServer, startServer } from '../support/server.ts';
 
 // Upstream mode on src/evm (issue 20): state comes over the network, the EVM reads synchronously
 // what is already fetched, and a transaction that reaches what is not runs again once it is
@@ -102,6 +103,33 @@ describe('upstream mode on src/evm against the ethereumjs path', () => {
       await fresh();
       const { problems, compared } = await diffCalls(oracle, ours);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+  });
+
+  describe('the conformance chain (Frontier to BPO2), through a second ethtrace as the upstream', () => {
+    let imported: { datadir: string; cleanup: () => void };
+    let first: RunningServer;
+    let oracle: EngineChain;
+    let ours: EngineChain;
+    before(async () => {
+      imported = await importConformanceChain();
+      first = await startServer(imported.datadir);
+      oracle = await upstreamChain(first.url);
+      ours = await upstreamChain(first.url);
+    });
+    after(async () => {
+      await oracle?.close();
+      await ours?.close();
+      await first?.close();
+      imported?.cleanup();
+    });
+
+    it('replays every block of every fork byte for byte as ethereumjs does, from cold caches', async () => {
+      const reruns = fetchingStats.reruns;
+      const { problems, compared, txs } = await diffReplays(oracle, undefined, ours);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs > 50, `${txs} transactions`);
+      assert.ok(fetchingStats.reruns > reruns, 'src/evm never met missing state');
     });
   });
 
