@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
+import { buildMainnetChain } from '../../bench/lib/mainnetBlocks.ts';
 import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
 import type { TraceTypes } from '../../src/core/call.ts';
@@ -130,6 +131,36 @@ describe('upstream mode on src/evm against the ethereumjs path', () => {
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs > 50, `${txs} transactions`);
       assert.ok(fetchingStats.reruns > reruns, 'src/evm never met missing state');
+    });
+  });
+
+  describe('the mainnet-like block (anvil), each engine on a cold cache of its own', () => {
+    const work = tempDir('ethtrace-upstream-engine-mainnet-');
+    let built: Awaited<ReturnType<typeof buildMainnetChain>>;
+    let oracle: EngineChain;
+    let ours: EngineChain;
+    before(async () => {
+      built = await buildMainnetChain(work.path, { blocks: 1, txsPerBlock: 60 });
+      oracle = await upstreamChain(built.anvil.url);
+      ours = await upstreamChain(built.anvil.url);
+    });
+    after(async () => {
+      await oracle?.close();
+      await ours?.close();
+      await built?.anvil.stop();
+      work.cleanup();
+    });
+
+    it('replays every block byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(oracle, undefined, ours);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(txs >= 60, `${txs} transactions`);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffCallMany(oracle, ours);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
     });
   });
 
