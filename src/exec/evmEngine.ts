@@ -164,7 +164,11 @@ export class FlatStateReader implements StateReader {
 }
 
 /** The block environment of `header` as its opcodes read it; BLOCKHASH from the canonical chain. */
-export function blockEnv(header: BlockHeader, chainId: bigint, reads: SyncStateReads): BlockEnv {
+export function blockEnv(
+  header: BlockHeader,
+  chainId: bigint,
+  reads: Pick<SyncStateReads, 'canonicalHash'>,
+): BlockEnv {
   return {
     number: header.number,
     timestamp: header.timestamp,

@@ -9,7 +9,7 @@ import type { BlockEnv } from '../evm/env.ts';
 import type { ForkRules } from '../evm/forks.ts';
 import type { EvmTracer, FrameEnd, StepTracer } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
-import { WorldState } from '../evm/state.ts';
+import { type StateReader, WorldState } from '../evm/state.ts';
 import {
   type AccessListEntry,
   applyTransaction,
@@ -22,8 +22,9 @@ import {
 } from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
-import { BlockReads, blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import { BlockReads, blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
+import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
 import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
 import {
@@ -71,6 +72,8 @@ export class EvmCallSession {
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
   private watchdog: EvmTracer | null = null;
+  /** Upstream mode: the slots each call writes, for the keys its stateDiff may read. */
+  private written: WrittenSlots | null = null;
 
   private constructor(
     chain: ChainReader,
@@ -79,7 +82,9 @@ export class EvmCallSession {
     private readonly envHeader: BlockHeader,
     private readonly fork: EvmFork,
     private readonly world: WorldState,
-    private readonly reader: FlatStateReader,
+    private readonly reader: StateReader,
+    /** Upstream mode: what the calls reach that is not fetched yet is fetched, and the call runs again. */
+    private readonly fetching: FetchingStateReader | null,
     private readonly env: BlockEnv,
     private readonly gasCap: bigint,
     /** The environment block CallSession runs the calls in when block overrides make one. */
@@ -93,8 +98,8 @@ export class EvmCallSession {
 
   /**
    * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
-   * request (the caller uses CallSession): a store without synchronous reads (upstream mode), or a
-   * fork without a rule row.
+   * request (the caller uses CallSession): a store without state reads for it, or a fork without a
+   * rule row.
    */
   static async openAt(
     chain: ChainReader,
@@ -107,9 +112,8 @@ export class EvmCallSession {
       deadline?: number;
     },
   ): Promise<EvmCallSession | null> {
-    const reads = chain.store.syncReads;
     const env = opts.blockOverrides;
-    if (!reads) return null;
+    if (!(chain.store.syncReads || chain.store.fetchedReads)) return null;
     const header = await chain.header(blockHash);
     if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
     const common = chain.commonAt(header.number, header.timestamp);
@@ -132,9 +136,16 @@ export class EvmCallSession {
       overriddenBlock = blockEnvironment(header, simulationCommon(common), env);
       envHeader = overriddenBlock.header;
     }
-    const reader = new FlatStateReader(reads, header.number, BlockReads.of(blockHash));
+    const state = evmStateAt(
+      chain.store,
+      { number: header.number, hash: blockHash },
+      fork,
+      BlockReads.of(blockHash),
+    );
+    if (!state) return null;
+    const { reader, fetching } = state;
     const world = new WorldState(reader);
-    const environment = blockEnv(envHeader, fork.chainId, reads);
+    const environment = blockEnv(envHeader, fork.chainId, state.hashes);
     // As CallSession: the override binds only where the block has a blob base fee (Cancun on).
     if (env?.blobBaseFee !== undefined && envHeader.excessBlobGas !== undefined)
       environment.blobBaseFee = env.blobBaseFee;
@@ -145,14 +156,20 @@ export class EvmCallSession {
       fork,
       world,
       reader,
+      fetching,
       environment,
       opts.gasCap,
       overriddenBlock,
     );
     if (opts.deadline !== undefined) session.watchdog = { step: new Watchdog(opts.deadline) };
     if (opts.stateOverrides) {
-      session.overrides = opts.stateOverrides;
-      applyStateOverrides(world, opts.stateOverrides);
+      const overrides = opts.stateOverrides;
+      session.overrides = overrides;
+      await untilComplete(
+        fetching,
+        () => applyStateOverrides(world, overrides),
+        () => world.abortTransaction(),
+      );
     }
     return session;
   }
@@ -220,8 +237,10 @@ export class EvmCallSession {
 
   /** The account as the session's state holds it now (overrides and earlier calls included). */
   async account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }> {
-    const account = this.world.account(bytesToBigint(address));
-    return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+    return untilComplete(this.fetching, () => {
+      const account = this.world.account(bytesToBigint(address));
+      return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+    });
   }
 
   /**
@@ -235,8 +254,9 @@ export class EvmCallSession {
     _tracer: null,
     options: { dialect: 'geth'; isolated?: boolean; onOp?: OpListener },
   ): Promise<SimulatedCall> {
-    const world = options.isolated ? this.freshWorld() : this.world;
-    return this.runGeth(world, request, index, options.onOp);
+    return untilComplete(this.fetching, () =>
+      this.runGeth(options.isolated ? this.freshWorld() : this.world, request, index, options.onOp),
+    );
   }
 
   private freshWorld(): WorldState {
@@ -392,8 +412,24 @@ export class EvmCallSession {
       this.diffs = new StateDiffRecorder(this.world, this.reader);
       this.diffs.skip();
     }
-    const parity = types.trace ? new ParityCallTracer() : null;
-    const output = this.run(request, index, parity, this.diffs);
+    if (this.fetching && this.diffs && !this.written) this.written = new WrittenSlots();
+    const written = this.written;
+    const { parity, output } = await untilComplete(
+      this.fetching,
+      () => {
+        const parity = types.trace ? new ParityCallTracer() : null;
+        return { parity, output: this.run(request, index, parity, this.diffs) };
+      },
+      () => {
+        this.diffs?.abandon();
+        this.recorder?.abandon();
+        written?.clear();
+      },
+    );
+    if (written) {
+      await untilComplete(this.fetching, () => this.fetching?.prepareDiff(this.world, written.slots));
+      written.clear();
+    }
     // Each call's changes are taken after it: a stateDiff counts from the start of its call.
     const changes = this.diffs?.changes() ?? null;
     if (this.recorder && this.diffs && changes) this.lastWrites = changedKeys(changes, this.diffs.wiped);
@@ -435,6 +471,7 @@ export class EvmCallSession {
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
       this.recorder?.tracer ?? null,
+      this.written?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {

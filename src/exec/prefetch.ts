@@ -1,8 +1,16 @@
+import type { Common } from '@ethereumjs/common';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
+import { forkByName, forkRules } from '../evm/forks.ts';
+import { precompilesFor } from '../evm/precompiles/index.ts';
+import { addressBytes } from '../evm/words.ts';
 import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { JobKind, JobPayload, JobResult } from './api.ts';
 import { type ExecutionClient, type RunOptions, WrappingClient } from './client.ts';
+import { defaultEngine } from './evmEngine.ts';
+
+/** Accounts every run on a block's rules reads, whatever it runs (read ahead with the rest). */
+export type AlsoRead = (common: Common) => readonly Uint8Array[];
 
 /**
  * Reads ahead the state a job will need, where state comes from far away (upstream mode:
@@ -14,9 +22,32 @@ export interface Prefetcher {
     blockHash: Uint8Array,
     calls: readonly CallRequest[],
     overrides: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
+    alsoRead?: AlsoRead,
   ): Promise<void>;
   /** The state a replay of the block reads (its parent's). */
-  block(blockHash: Uint8Array): Promise<void>;
+  block(blockHash: Uint8Array, alsoRead?: AlsoRead): Promise<void>;
+}
+
+const precompileLists = new Map<string, readonly Uint8Array[]>();
+
+/**
+ * The precompiles' accounts, which src/evm reads at the start of every transaction from Berlin on
+ * (it warms them): no prestateTracer names them, and a run that met them missing would stop for
+ * them (src/exec/fetchingState.ts), once per worker whose cache had not seen them yet.
+ */
+export function evmAlsoRead(common: Common): readonly Uint8Array[] {
+  const hardfork = common.hardfork();
+  let list = precompileLists.get(hardfork);
+  if (list === undefined) {
+    const name = forkByName(hardfork);
+    const rules = name ? forkRules(name) : null;
+    list =
+      rules?.accessLists === true
+        ? [...precompilesFor(rules.precompiles).keys()].map((n) => addressBytes(BigInt(n)))
+        : [];
+    precompileLists.set(hardfork, list);
+  }
+  return list;
 }
 
 // Calls and blocks read ahead lately: a speculated request that falls back to serial, or a block
@@ -38,6 +69,8 @@ export class PrefetchingClient extends WrappingClient {
   constructor(
     inner: ExecutionClient,
     private readonly prefetcher: Prefetcher,
+    /** What the engine the jobs run on reads besides what the calls touch (the ethereumjs path: nothing). */
+    private readonly alsoRead: AlsoRead | undefined = defaultEngine() === 'evm' ? evmAlsoRead : undefined,
   ) {
     super(inner);
   }
@@ -97,7 +130,9 @@ export class PrefetchingClient extends WrappingClient {
       case 'flatTraces':
       case 'debugTraceBlock': {
         const { blockHash } = job as { blockHash: Uint8Array };
-        return this.once(`block:${bytesKey(blockHash)}`, () => this.prefetcher.block(blockHash));
+        return this.once(`block:${bytesKey(blockHash)}`, () =>
+          this.prefetcher.block(blockHash, this.alsoRead),
+        );
       }
     }
   }
@@ -124,10 +159,15 @@ export class PrefetchingClient extends WrappingClient {
       }
     });
     if (fresh.length > 0) {
-      const reading = this.prefetcher.calls(blockHash, fresh, {
-        ...(overrides.stateOverrides ? { stateOverrides: overrides.stateOverrides } : {}),
-        ...(overrides.blockOverrides ? { blockOverrides: overrides.blockOverrides } : {}),
-      });
+      const reading = this.prefetcher.calls(
+        blockHash,
+        fresh,
+        {
+          ...(overrides.stateOverrides ? { stateOverrides: overrides.stateOverrides } : {}),
+          ...(overrides.blockOverrides ? { blockOverrides: overrides.blockOverrides } : {}),
+        },
+        this.alsoRead,
+      );
       const settled = reading.then(
         () => {
           for (const key of freshKeys) {

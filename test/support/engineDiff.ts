@@ -64,17 +64,18 @@ export function firstDifference(a: string, b: string): string {
 /**
  * Replays every block from 1 to the head with each of `types` and as flat traces on both engines;
  * returns the differences (empty when every answer is the same) and how many answers were compared.
- * Each block must run on src/evm, not fall back to ethereumjs.
+ * Each block must run on src/evm, not fall back to ethereumjs. `evmChain`, when given, is the same
+ * chain read through another store for src/evm (upstream mode: each engine on a cache of its own).
  */
 export async function diffReplays(
   { chain, store }: EngineChain,
   types: readonly TraceTypes[] = REPLAY_TYPES,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
 ): Promise<{ problems: string[]; compared: number; txs: number }> {
   const head = await store.getHead();
   assert.ok(head);
-  const jobs = (engine: Engine) => replayJobs(chain, engine);
-  const old = jobs('ethereumjs');
-  const ours = jobs('evm');
+  const old = replayJobs(chain, 'ethereumjs');
+  const ours = replayJobs(evmChain.chain, 'evm');
   const problems: string[] = [];
   let compared = 0;
   let txs = 0;
@@ -85,7 +86,7 @@ export async function diffReplays(
     assert.ok(block);
     txs += block.transactions.length;
     for (const t of types) {
-      assert.ok(replayOnEvm(chain, block, t), `block ${n} fell back to ethereumjs`);
+      assert.ok(await replayOnEvm(evmChain.chain, block, t), `block ${n} fell back to ethereumjs`);
       const a = await outcome(() => old.replayBlock({ blockHash, types: t }));
       const b = await outcome(() => ours.replayBlock({ blockHash, types: t }));
       compared++;
@@ -147,10 +148,10 @@ const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
  * Runs each block's transactions as one trace_callMany on its parent (without fees, with them, with
  * state overrides, traced and diffed), and trace_call of each, on both engines.
  */
-export async function diffCallMany({
-  chain,
-  store,
-}: EngineChain): Promise<{ problems: string[]; compared: number; onEvm: number; fellBack: number }> {
+export async function diffCallMany(
+  { chain, store }: EngineChain,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
+): Promise<{ problems: string[]; compared: number; onEvm: number; fellBack: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
@@ -261,10 +262,16 @@ export async function diffCallMany({
       ],
     ];
     for (const [name, job] of jobs) {
-      const { a, b, fellBack: fell } = await onBoth((engine) => runCallMany(chain, LIMITS, job, engine));
+      const {
+        a,
+        b,
+        fellBack: fell,
+      } = await onBoth((engine) =>
+        runCallMany(engine === 'evm' ? evmChain.chain : chain, LIMITS, job, engine),
+      );
       if (fell) fellBack++;
       compared++;
-      const session = await EvmCallSession.openAt(chain, job.blockHash, {
+      const session = await EvmCallSession.openAt(evmChain.chain, job.blockHash, {
         gasCap: LIMITS.gasCap,
         ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
         ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
@@ -360,10 +367,10 @@ export async function diffParts({
  * geth's call methods on both engines: each block's transactions as eth_call and eth_estimateGas on
  * its parent, without fees and with them, and with a state override.
  */
-export async function diffCalls({
-  chain,
-  store,
-}: EngineChain): Promise<{ problems: string[]; compared: number; fellBack: number }> {
+export async function diffCalls(
+  { chain, store }: EngineChain,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
+): Promise<{ problems: string[]; compared: number; fellBack: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
@@ -427,7 +434,9 @@ export async function diffCalls({
               a,
               b,
               fellBack: fell,
-            } = await onBoth((engine) => callJobs(chain, LIMITS, engine)[method](job));
+            } = await onBoth((engine) =>
+              callJobs(engine === 'evm' ? evmChain.chain : chain, LIMITS, engine)[method](job),
+            );
             if (fell) fellBack++;
             compared++;
             if (a !== b)
