@@ -17,6 +17,7 @@ import {
   changedKeys,
   StateDiffRecorder,
 } from './tracing/evmAdapter.ts';
+import { EvmVmTracer } from './tracing/evmVmTrace.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import type { ParityTraces } from './tracing/traceTypes.ts';
@@ -35,7 +36,7 @@ const HISTORY_SERVE_WINDOW = 8191n;
  * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
  * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
  * run it yet: a store without synchronous reads (upstream mode), the DAO fork block (its irregular
- * state change lives in ethereumjs's runBlock), a fork without a rule row, or a vmTrace. A `part`
+ * state change lives in ethereumjs's runBlock), or a fork without a rule row. A `part`
  * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what
  * each read and changed.
  */
@@ -46,7 +47,7 @@ export function replayOnEvm(
   part?: { indices: readonly number[]; board?: ConflictBoard },
 ): { txs: EvmReplayedTx[]; access: StateAccess[] } | null {
   const reads = chain.store.syncReads;
-  if (!reads || types.vmTrace) return null;
+  if (!reads) return null;
   const header = block.header;
   const common = chain.commonAt(header.number, header.timestamp);
   if (common.hardforkBlock(Hardfork.Dao) === header.number) return null;
@@ -70,10 +71,12 @@ export function replayOnEvm(
     // Another part (or this one) found a conflict: the block will be replayed whole.
     if (part?.board?.lost) break;
     const parity = types.trace ? new ParityCallTracer() : null;
+    const vm = types.vmTrace ? new EvmVmTracer(world, rules) : null;
     const tracer = allEvmTracers([
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
       access?.tracer ?? null,
+      vm?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {
@@ -90,7 +93,7 @@ export function replayOnEvm(
       output: result.output,
       trace: parity?.traces() ?? [],
       stateDiff: types.stateDiff && changes ? buildStateDiff(changes) : null,
-      vmTrace: null,
+      vmTrace: vm?.result() ?? null,
     });
     if (part && access && diffs && changes) {
       const noted = { reads: access.takeReads(), writes: changedKeys(changes, diffs.wiped) };

@@ -29,6 +29,7 @@ import {
   changedKeys,
   StateDiffRecorder,
 } from './tracing/evmAdapter.ts';
+import { EvmVmTracer } from './tracing/evmVmTrace.ts';
 import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
@@ -251,19 +252,20 @@ export class EvmCallSession {
     return { reads: this.recorder?.takeReads() ?? [], writes: this.lastWrites };
   }
 
-  /** Simulates one call and traces what `types` asks for (never a vmTrace: see openAt's callers). */
+  /** Simulates one call and traces what `types` asks for. */
   async trace(request: CallRequest, index: number, types: TraceTypes): Promise<CallTrace> {
     if (types.stateDiff && !this.diffs) {
       this.diffs = new StateDiffRecorder(this.world, this.reader);
       this.diffs.skip();
     }
     const parity = types.trace ? new ParityCallTracer() : null;
-    const output = this.run(request, index, parity, this.diffs);
+    const vm = types.vmTrace ? new EvmVmTracer(this.world, this.fork.rules) : null;
+    const output = this.run(request, index, parity, this.diffs, vm);
     // Each call's changes are taken after it: a stateDiff counts from the start of its call.
     const changes = this.diffs?.changes() ?? null;
     if (this.recorder && this.diffs && changes) this.lastWrites = changedKeys(changes, this.diffs.wiped);
     const stateDiff = types.stateDiff && changes ? buildStateDiff(changes) : null;
-    return { output, trace: parity?.traces() ?? [], stateDiff, vmTrace: null };
+    return { output, trace: parity?.traces() ?? [], stateDiff, vmTrace: vm?.result() ?? null };
   }
 
   private run(
@@ -271,6 +273,7 @@ export class EvmCallSession {
     index: number,
     parity: ParityCallTracer | null,
     diffs: StateDiffRecorder | null,
+    vm: EvmVmTracer | null,
   ): Uint8Array {
     const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'parity');
@@ -298,13 +301,14 @@ export class EvmCallSession {
     }
     const value = call.value ?? 0n;
     if (sender.balance < value) {
-      this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
+      this.unaffordable(call, callerBytes, call.gas - intrinsic, parity, vm);
       return new Uint8Array();
     }
     const tracer = allEvmTracers([
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
       this.recorder?.tracer ?? null,
+      vm?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {
@@ -330,10 +334,14 @@ export class EvmCallSession {
     caller: Uint8Array,
     gas: bigint,
     tracer: ExecutionTracer | null,
+    vm: EvmVmTracer | null,
   ): void {
     const world = this.world;
     const sender = world.account(bytesToBigint(caller));
     const creation = call.to === undefined || call.to === null;
+    // The vmTrace of a frame never entered: its code for a creation, no ops.
+    vm?.frameStart({ kind: creation ? 'create' : 'call', input: call.data ?? new Uint8Array(), gas });
+    vm?.frameEnd({ error: 'insufficient balance', gasUsed: 0n });
     tracer?.frameStart({
       kind: creation ? 'create' : 'call',
       depth: 0,

@@ -41,16 +41,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       await chain?.close();
       imported?.cleanup();
     });
-    it('replays every block byte for byte as ethereumjs does', async () => {
+    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs > 50, `${txs} transactions`);
     });
 
-    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm, vmTraceOnEvm } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -121,16 +122,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       await chain?.close();
       await servers?.close();
     });
-    it('replays every block byte for byte as ethereumjs does', async () => {
+    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs >= 90, `${txs} transactions`);
     });
 
-    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm, vmTraceOnEvm } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -173,16 +175,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       await chain?.close();
       work.cleanup();
     });
-    it('replays every block byte for byte as ethereumjs does', async () => {
+    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs >= 60, `${txs} transactions`);
     });
 
-    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm, vmTraceOnEvm } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {

@@ -44,10 +44,12 @@ function openSession(
   });
 }
 
-/**
- * The session on src/evm, where it can serve the calls: not yet with a vmTrace or a blob call (whose
- * blob fee checks are ethereumjs's words) among them.
- */
+/** Whether src/evm serves these calls: not yet with a blob call (whose blob fee checks are ethereumjs's words). */
+export function evmServesCalls(calls: readonly TracedCall[]): boolean {
+  return !calls.some((c) => c.call.blobVersionedHashes !== undefined);
+}
+
+/** The session on src/evm, where it can serve the calls (see evmServesCalls). */
 function openEvmSession(
   chain: ChainReader,
   limits: CallLimits,
@@ -55,7 +57,7 @@ function openEvmSession(
   engine: Engine,
 ): Promise<EvmCallSession | null> | null {
   if (engine !== 'evm') return null;
-  if (job.calls.some((c) => c.types.vmTrace || c.call.blobVersionedHashes !== undefined)) return null;
+  if (!evmServesCalls(job.calls)) return null;
   return EvmCallSession.openAt(chain, job.blockHash, {
     gasCap: limits.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
