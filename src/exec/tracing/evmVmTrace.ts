@@ -135,7 +135,17 @@ function tablesFor(rules: ForkRules): ForkTables {
   // dynamic part: their fee alone is less than src/evm's constant gas.
   for (let op = LOG0 + 1; op <= LOG4; op++) ejsFee[op] = 375;
   if (rules.accessLists) {
-    for (const op of [BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SLOAD, CALL, CALLCODE, DELEGATECALL, STATICCALL])
+    for (const op of [
+      BALANCE,
+      EXTCODESIZE,
+      EXTCODECOPY,
+      EXTCODEHASH,
+      SLOAD,
+      CALL,
+      CALLCODE,
+      DELEGATECALL,
+      STATICCALL,
+    ])
       ejsFee[op] = 0;
   }
   const tables = { names, gas, ejsFee };
@@ -356,7 +366,7 @@ export class EvmVmTracer {
     const stack = view.stack;
     const sp = view.sp;
     const pushed = PUSHED[f.opcode] as number;
-    const count = pushed < sp ? pushed : sp;
+    const count = Math.min(pushed, sp);
     const push = new Array<string>(count);
     let bytes = EX_MIN_JSON_BYTES + 2 * f.winLen;
     for (let i = 0, at = sp - count; i < count; i++, at++) {
@@ -407,9 +417,20 @@ export class EvmVmTracer {
   private failureCost(f: Open, error: FrameError | null): number {
     const opcode = f.opcode;
     const fee = this.t.ejsFee[opcode] as number;
-    if (error !== 'out of gas' || DYNAMIC[opcode] !== 1) return fee;
     const rules = this.rules;
     const [a0, a1, a2, a3] = f.args;
+    if (error === 'initcode size' && (opcode === CREATE || opcode === CREATE2)) {
+      // ethereumjs refuses the size in the op's handler, after charging it (when it could) with the
+      // gas it would hand on, all but a 64th of what was left (EIP-3860 came after EIP-150).
+      const price =
+        BigInt(fee) +
+        memoryCost(f.memSize, a1, a2) +
+        BigInt(rules.initCodeWordGas) * ((a2 + 31n) / 32n) +
+        (opcode === CREATE2 ? 6n * ((a2 + 31n) / 32n) : 0n);
+      const left = BigInt(f.gasBefore) - price;
+      return Number(left < 0n ? price : price + left - left / 64n);
+    }
+    if (error !== 'out of gas' || DYNAMIC[opcode] !== 1) return fee;
     const copyWords = (len: bigint) => (len === 0n ? 0n : 3n * ((len + 31n) / 32n));
     let extra = 0n;
     switch (opcode) {
@@ -474,7 +495,8 @@ export class EvmVmTracer {
       case SELFDESTRUCT:
         if (f.isStatic || !f.noted) return fee;
         extra =
-          (rules.accessLists && !f.warm ? BigInt(rules.coldAccountAccess) : 0n) + (f.newAccount ? 25_000n : 0n);
+          (rules.accessLists && !f.warm ? BigInt(rules.coldAccountAccess) : 0n) +
+          (f.newAccount ? 25_000n : 0n);
         break;
       default:
         if (opcode >= LOG0 && opcode <= LOG4) {
