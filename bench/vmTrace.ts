@@ -2,7 +2,8 @@
 // mainnet-like block, on src/evm and on the old @ethereumjs path, in-process (issue 20).
 // Run: node --import tsx bench/vmTrace.ts
 // env: BENCH_TXS (transactions in the block, default 200), BENCH_RUNS (replays measured per case and
-//      engine, default 5, after one warm-up).
+//      engine, default 5, after one warm-up), BENCH_PROFILE_EVM=1 (src/evm only, answers unchecked:
+//      for a CPU profile with node --cpu-prof).
 // Both engines' answers are checked to be the same bytes before anything is measured.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import { buildMainnetChain } from './lib/mainnetBlocks.ts';
 
 const TXS = Number(process.env.BENCH_TXS ?? 200);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const EVM_ONLY = process.env.BENCH_PROFILE_EVM === '1';
 
 const work = tempDir('ethtrace-bench-vmtrace-');
 try {
@@ -54,7 +56,7 @@ try {
     for (const [label, types] of cases) {
       const cpu: Record<Engine, number> = { evm: 0, ethereumjs: 0 };
       const answers: Partial<Record<Engine, string>> = {};
-      for (const engine of ['ethereumjs', 'evm'] as const) {
+      for (const engine of EVM_ONLY ? (['evm'] as const) : (['ethereumjs', 'evm'] as const)) {
         const jobs = replayJobs(chain.chain, engine);
         const run = async () =>
           (await jobs.replayBlock({ blockHash: head.hash, types })).map((b) => Buffer.from(b).toString());
@@ -64,7 +66,8 @@ try {
         const used = process.cpuUsage(start);
         cpu[engine] = (used.user + used.system) / 1000 / RUNS;
       }
-      assert.equal(answers.evm, answers.ethereumjs, `${label}: the engines answer differently`);
+      if (!EVM_ONLY)
+        assert.equal(answers.evm, answers.ethereumjs, `${label}: the engines answer differently`);
       const bytes = answers.evm?.length ?? 0;
       process.stdout.write(
         `${label}: ${(bytes / 1e6).toFixed(1)} MB; CPU per replay: ethereumjs ${cpu.ethereumjs.toFixed(0)} ms, ` +

@@ -475,7 +475,7 @@ class Ours {
         refused: frames.flatMap((f) => (REFUSALS.has(f.error ?? '') ? [f.error ?? ''] : [])),
         hooked,
         notes,
-        vmTrace: JSON.stringify(vm.result()),
+        vmTrace: vm.result().json,
         root: '',
       };
     } catch (e) {

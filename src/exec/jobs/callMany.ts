@@ -1,12 +1,13 @@
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../../core/call.ts';
-import { formatCallTrace } from '../../wire/callTrace.ts';
+import { callTraceJson } from '../../wire/callTrace.ts';
 import { CallValidationError } from '../callValidation.ts';
 import { defaultEngine, type Engine } from '../evmEngine.ts';
 import { EvmCallSession } from '../evmSession.ts';
-import { CallSession, type StateAccess } from '../session.ts';
+import { CallSession, type CallTrace, type StateAccess } from '../session.ts';
 import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
+import { vmTraceJson } from '../tracing/evmVmTrace.ts';
 
 /** One call of a trace_callMany with the trace types asked for it. */
 export interface TracedCall {
@@ -65,6 +66,11 @@ function openEvmSession(
   });
 }
 
+/** One call's answer as JSON text. */
+function traceJson(trace: CallTrace): string {
+  return callTraceJson(trace, vmTraceJson(trace.vmTrace));
+}
+
 /** trace_callMany (and trace_call, trace_rawTransaction): the calls in order, traced, as JSON bytes. */
 export async function runCallMany(
   chain: ChainReader,
@@ -75,11 +81,11 @@ export async function runCallMany(
   const session =
     (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
   try {
-    const results: unknown[] = [];
+    const results: string[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
-      results.push(formatCallTrace(await session.trace(call, index, types)));
+      results.push(traceJson(await session.trace(call, index, types)));
     }
-    return Buffer.from(JSON.stringify(job.single ? (results[0] ?? null) : results));
+    return Buffer.from(job.single ? (results[0] ?? 'null') : `[${results.join(',')}]`);
   } finally {
     session.close();
   }
@@ -108,7 +114,7 @@ export async function runCallManyPart(
       const mark = session.mark();
       try {
         const trace = await session.trace(call, job.indices[i] ?? i, types);
-        results.push(Buffer.from(JSON.stringify(formatCallTrace(trace))));
+        results.push(Buffer.from(traceJson(trace)));
       } catch (e) {
         // Maybe only because this part lacks another part's effects: the main thread sees the part
         // as unfinished and runs the request serially, which gives the real answer.

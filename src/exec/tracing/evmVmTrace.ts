@@ -4,13 +4,14 @@ import { opcodeName, opTables } from '../../evm/opcodes.ts';
 import type { WorldState } from '../../evm/state.ts';
 import { toHex } from '../../primitives/hex.ts';
 import { chargeOutput } from '../responseLimit.ts';
-import type { VmOp, VmTrace } from './vmTrace.ts';
 import { MEM_WRITTEN, type MemWindow, PUSHED, SSTORE } from './vmTraceOps.ts';
 
 // The vmTrace (OpenEthereum's, src/exec/tracing/vmTrace.ts) recorded on the EVM of src/evm from its
-// step hook, byte for byte what the ethereumjs path records. An op is recorded at its step; what it
-// did (gas left, items pushed, the memory window written) is read at the next step of its frame, or
-// at the frame's end for the op that ended it. A CALL-family or CREATE op's cost is its own gas plus
+// step hook, byte for byte what the ethereumjs path records, rendered straight to JSON text: no
+// tree of objects to build and then stringify. An op is noted at its step; what it did (gas left,
+// items pushed, the memory window written) is read at the next step of its frame, or at the frame's
+// end for the op that ended it, and the op is rendered then (its subtrace, if any, has ended by
+// then). A frame's text is made at its end. A CALL-family or CREATE op's cost is its own gas plus
 // the gas handed on, as the interpreter reports it (`callCost`), since the callee's gas comes back
 // before the next step.
 //
@@ -155,12 +156,19 @@ function tablesFor(rules: ForkRules): ForkTables {
 
 /** One frame being traced, with its last op until what that op did is known. */
 interface Open {
-  trace: VmTrace;
-  parentOp: VmOp | null;
+  code: string;
+  /** The frame's ops, rendered. */
+  ops: string[];
+  /** The parent had an op running when this frame started (every frame but the transaction's). */
+  child: boolean;
   creation: boolean;
   started: boolean;
   startGas: bigint;
-  op: VmOp | null;
+  /** An op is noted and not yet rendered. */
+  pending: boolean;
+  pc: number;
+  /** The pending op's subtrace, rendered. */
+  sub: string;
   opcode: number;
   gasBefore: number;
   /** The cost the interpreter reported for a CALL-family or CREATE op; -1 if none. */
@@ -183,12 +191,24 @@ interface Open {
   newAccount: boolean;
 }
 
+/** A vmTrace rendered as JSON text, embedded as it is in an answer (src/exec/jobs/replay.ts, callMany.ts). */
+export class RenderedVmTrace {
+  constructor(readonly json: string) {}
+}
+
+/** The JSON of a vmTrace, rendered already or a tree of objects (the ethereumjs path's). */
+export function vmTraceJson(trace: RenderedVmTrace | object | null): string {
+  return trace instanceof RenderedVmTrace ? trace.json : JSON.stringify(trace);
+}
+
+const EMPTY_TRACE = '{"code":"0x","ops":[]}';
+
 /**
  * Records the vmTrace of one transaction or call on src/evm (an EvmTracer with a step hook): the
- * same tree as VmTracer's (src/exec/tracing/vmTrace.ts) on ethereumjs.
+ * JSON of the tree VmTracer (src/exec/tracing/vmTrace.ts) makes on ethereumjs.
  */
 export class EvmVmTracer {
-  private root: VmTrace | null = null;
+  private root: string | null = null;
   private readonly frames: Open[] = [];
   private top: Open | undefined;
   private readonly t: ForkTables;
@@ -213,24 +233,22 @@ export class EvmVmTracer {
   };
 
   /** The finished trace. */
-  result(): VmTrace {
-    return this.root ?? { code: '0x', ops: [] };
+  result(): RenderedVmTrace {
+    return new RenderedVmTrace(this.root ?? EMPTY_TRACE);
   }
 
   frameStart(start: Pick<FrameStart, 'kind' | 'input' | 'gas'>): void {
     const creation = start.kind === 'create' || start.kind === 'create2';
-    const trace: VmTrace = { code: creation ? toHex(start.input) : '0x', ops: [] };
-    const parent = this.top;
-    const parentOp = parent?.op ?? null;
-    if (parentOp) parentOp.sub = trace;
-    else if (!parent && !this.root) this.root = trace;
     const frame: Open = {
-      trace,
-      parentOp,
+      code: creation ? toHex(start.input) : '0x',
+      ops: [],
+      child: this.top?.pending ?? false,
       creation,
       started: false,
       startGas: start.gas,
-      op: null,
+      pending: false,
+      pc: 0,
+      sub: 'null',
       opcode: 0,
       gasBefore: 0,
       callCost: -1,
@@ -257,29 +275,32 @@ export class EvmVmTracer {
     const frame = this.frames.pop();
     this.top = this.frames[this.frames.length - 1];
     if (!frame) return;
-    if (frame.op !== null) this.finish(frame, end);
-    // OpenEthereum makes no subtrace for a call the EVM refused: the op just pushes 0.
-    if (end.error !== null && REFUSALS.has(end.error) && frame.parentOp?.sub === frame.trace)
-      frame.parentOp.sub = null;
+    if (frame.pending) this.finish(frame, end);
+    const json = `{"code":"${frame.code}","ops":[${frame.ops.join(',')}]}`;
+    const parent = this.top;
+    if (frame.child && parent) {
+      // OpenEthereum makes no subtrace for a call the EVM refused: the op just pushes 0.
+      if (end.error === null || !REFUSALS.has(end.error)) parent.sub = json;
+    } else if (!parent && this.root === null) this.root = json;
   }
 
   private step(view: StepView): void {
     const f = this.top;
     if (f === undefined) return;
     const gas = view.bank === 0n ? view.gas : view.gas + Number(view.bank);
-    if (f.op !== null) this.complete(f, view, gas);
+    if (f.pending) this.complete(f, view, gas);
     if (!f.started) {
       f.started = true;
-      if (!f.creation) f.trace.code = toHex(view.code.bytes.subarray(0, view.code.length));
+      if (!f.creation) f.code = toHex(view.code.bytes.subarray(0, view.code.length));
     }
     const pc = view.pc;
     // The STOP the code runs into past its end: OpenEthereum records none.
     if (pc >= view.code.length) return;
     const opcode = view.opcode;
     chargeOutput(OP_MIN_JSON_BYTES);
-    const op: VmOp = { cost: 0, ex: null, pc, sub: null, op: this.t.names[opcode] as string };
-    f.trace.ops.push(op);
-    f.op = op;
+    f.pending = true;
+    f.pc = pc;
+    f.sub = 'null';
     f.opcode = opcode;
     f.gasBefore = gas;
     f.callCost = -1;
@@ -360,36 +381,35 @@ export class EvmVmTracer {
 
   /** The frame's last op completed: what it left, read now. */
   private complete(f: Open, view: StepView, gasAfter: number): void {
-    const op = f.op as VmOp;
-    f.op = null;
-    op.cost = f.callCost >= 0 ? (this.t.gas[f.opcode] as number) + f.callCost : f.gasBefore - gasAfter;
+    f.pending = false;
+    const cost = f.callCost >= 0 ? (this.t.gas[f.opcode] as number) + f.callCost : f.gasBefore - gasAfter;
     const stack = view.stack;
     const sp = view.sp;
     const pushed = PUSHED[f.opcode] as number;
     const count = Math.min(pushed, sp);
-    const push = new Array<string>(count);
+    let push = '';
     let bytes = EX_MIN_JSON_BYTES + 2 * f.winLen;
-    for (let i = 0, at = sp - count; i < count; i++, at++) {
-      const item = `0x${(stack[at] as bigint).toString(16)}`;
-      push[i] = item;
-      bytes += item.length + 3;
+    for (let at = sp - count; at < sp; at++) {
+      const item = (stack[at] as bigint).toString(16);
+      push = push === '' ? `"0x${item}"` : `${push},"0x${item}"`;
+      bytes += item.length + 5;
     }
     chargeOutput(bytes);
-    op.ex = {
-      mem:
-        f.winLen === 0
-          ? null
-          : { off: f.winOff, data: readMemory(view.memory, view.memSize, f.winOff, f.winLen) },
-      push,
-      store: f.store ? { key: `0x${f.storeKey.toString(16)}`, val: `0x${f.storeVal.toString(16)}` } : null,
-      used: gasAfter,
-    };
+    const mem =
+      f.winLen === 0
+        ? 'null'
+        : `{"off":${f.winOff},"data":"${readMemory(view.memory, view.memSize, f.winOff, f.winLen)}"}`;
+    const store = f.store
+      ? `{"key":"0x${f.storeKey.toString(16)}","val":"0x${f.storeVal.toString(16)}"}`
+      : 'null';
+    f.ops.push(
+      `{"cost":${cost},"ex":{"mem":${mem},"push":[${push}],"store":${store},"used":${gasAfter}},"pc":${f.pc},"sub":${f.sub},"op":"${this.t.names[f.opcode]}"}`,
+    );
   }
 
   /** The frame ended at its last op: an op that halted it, or one that failed. */
   private finish(f: Open, end: Pick<FrameEnd, 'error' | 'gasUsed'>): void {
-    const op = f.op as VmOp;
-    f.op = null;
+    f.pending = false;
     const opcode = f.opcode;
     const error = end.error;
     let cost: number;
@@ -405,12 +425,15 @@ export class EvmVmTracer {
       // OpenEthereum checks the destination after recording the jump.
       cost = this.t.gas[opcode] as number;
     } else {
-      op.cost = this.failureCost(f, error);
+      f.ops.push(
+        `{"cost":${this.failureCost(f, error)},"ex":null,"pc":${f.pc},"sub":${f.sub},"op":"${this.t.names[opcode]}"}`,
+      );
       return;
     }
-    op.cost = cost;
     chargeOutput(EX_MIN_JSON_BYTES);
-    op.ex = { mem: null, push: [], store: null, used: f.gasBefore - cost };
+    f.ops.push(
+      `{"cost":${cost},"ex":{"mem":null,"push":[],"store":null,"used":${f.gasBefore - cost}},"pc":${f.pc},"sub":${f.sub},"op":"${this.t.names[opcode]}"}`,
+    );
   }
 
   /** What ethereumjs's gas handler priced a failed op at (see the note at the top). */
