@@ -8,11 +8,13 @@ export interface CallTraceParts {
 }
 
 /**
- * One trace_call/trace_callMany result as JSON text: all four keys always present (output,
- * stateDiff, trace, vmTrace, in that order), no transactionHash. The vmTrace comes as JSON text, as
+ * One trace_call/trace_callMany result as JSON bytes: all four keys always present (output,
+ * stateDiff, trace, vmTrace, in that order), no transactionHash. The vmTrace comes as JSON bytes, as
  * src/evm's tracer renders it (src/exec/tracing/evmVmTrace.ts).
  */
-export function callTraceJson(t: CallTraceParts, vmTraceJson: string): string {
+export function callTraceJson(t: CallTraceParts, vmTraceJson: Uint8Array): Buffer {
   const head = JSON.stringify({ output: toHex(t.output), stateDiff: t.stateDiff, trace: t.trace });
-  return `${head.slice(0, -1)},"vmTrace":${vmTraceJson}}`;
+  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"vmTrace":`), vmTraceJson, CLOSE]);
 }
+
+const CLOSE = Buffer.from('}');

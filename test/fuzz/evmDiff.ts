@@ -475,7 +475,7 @@ class Ours {
         refused: frames.flatMap((f) => (REFUSALS.has(f.error ?? '') ? [f.error ?? ''] : [])),
         hooked,
         notes,
-        vmTrace: vm.result().json,
+        vmTrace: Buffer.from(vm.result().json).toString(),
         root: '',
       };
     } catch (e) {

@@ -66,8 +66,12 @@ function openEvmSession(
   });
 }
 
-/** One call's answer as JSON text. */
-function traceJson(trace: CallTrace): string {
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** One call's answer as JSON bytes. */
+function traceJson(trace: CallTrace): Buffer {
   return callTraceJson(trace, vmTraceJson(trace.vmTrace));
 }
 
@@ -81,11 +85,12 @@ export async function runCallMany(
   const session =
     (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
   try {
-    const results: string[] = [];
+    const results: Buffer[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
+      if (index > 0) results.push(COMMA);
       results.push(traceJson(await session.trace(call, index, types)));
     }
-    return Buffer.from(job.single ? (results[0] ?? 'null') : `[${results.join(',')}]`);
+    return job.single ? (results[0] ?? Buffer.from('null')) : Buffer.concat([OPEN, ...results, CLOSE]);
   } finally {
     session.close();
   }
@@ -114,7 +119,7 @@ export async function runCallManyPart(
       const mark = session.mark();
       try {
         const trace = await session.trace(call, job.indices[i] ?? i, types);
-        results.push(Buffer.from(traceJson(trace)));
+        results.push(traceJson(trace));
       } catch (e) {
         // Maybe only because this part lacks another part's effects: the main thread sees the part
         // as unfinished and runs the request serially, which gives the real answer.

@@ -78,9 +78,11 @@ async function replayPart(chain: ChainReader, job: ReplayPartJob): Promise<PartR
 function replayJson(tx: ReplayedTx): Uint8Array {
   // The vmTrace may be JSON text already (src/exec/tracing/evmVmTrace.ts): spliced in, in its place.
   const head = JSON.stringify({ output: toHex(tx.output), stateDiff: tx.stateDiff, trace: tx.trace });
-  return Buffer.from(
-    `${head.slice(0, -1)},"vmTrace":${vmTraceJson(tx.vmTrace)},"transactionHash":"${toHex(tx.hash)}"}`,
-  );
+  return Buffer.concat([
+    Buffer.from(`${head.slice(0, -1)},"vmTrace":`),
+    vmTraceJson(tx.vmTrace),
+    Buffer.from(`,"transactionHash":"${toHex(tx.hash)}"}`),
+  ]);
 }
 
 async function replayBlockJson(

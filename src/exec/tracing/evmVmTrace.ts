@@ -157,8 +157,8 @@ function tablesFor(rules: ForkRules): ForkTables {
 /** One frame being traced, with its last op until what that op did is known. */
 interface Open {
   code: string;
-  /** The frame's ops, rendered. */
-  ops: string[];
+  /** The frame's ops, rendered, comma-separated. */
+  ops: JsonWriter;
   /** The parent had an op running when this frame started (every frame but the transaction's). */
   child: boolean;
   creation: boolean;
@@ -167,8 +167,8 @@ interface Open {
   /** An op is noted and not yet rendered. */
   pending: boolean;
   pc: number;
-  /** The pending op's subtrace, rendered. */
-  sub: string;
+  /** The pending op's subtrace, rendered; null for none. */
+  sub: JsonWriter | null;
   opcode: number;
   gasBefore: number;
   /** The cost the interpreter reported for a CALL-family or CREATE op; -1 if none. */
@@ -191,24 +191,114 @@ interface Open {
   newAccount: boolean;
 }
 
-/** A vmTrace rendered as JSON text, embedded as it is in an answer (src/exec/jobs/replay.ts, callMany.ts). */
+/** A vmTrace rendered as JSON bytes, embedded as they are in an answer (src/exec/jobs/replay.ts, callMany.ts). */
 export class RenderedVmTrace {
-  constructor(readonly json: string) {}
+  constructor(readonly json: Uint8Array) {}
 }
 
-/** The JSON of a vmTrace, rendered already or a tree of objects (the ethereumjs path's). */
-export function vmTraceJson(trace: RenderedVmTrace | object | null): string {
-  return trace instanceof RenderedVmTrace ? trace.json : JSON.stringify(trace);
+/** The JSON of a vmTrace as bytes, rendered already or a tree of objects (the ethereumjs path's). */
+export function vmTraceJson(trace: RenderedVmTrace | object | null): Uint8Array {
+  return trace instanceof RenderedVmTrace ? trace.json : Buffer.from(JSON.stringify(trace));
 }
 
-const EMPTY_TRACE = '{"code":"0x","ops":[]}';
+const EMPTY_TRACE = Buffer.from('{"code":"0x","ops":[]}');
+
+const HEX = new Uint8Array(16);
+for (let i = 0; i < 16; i++) HEX[i] = '0123456789abcdef'.charCodeAt(i);
+
+/**
+ * A growable buffer of JSON text as bytes (all of it ASCII). Strings built op by op and joined are
+ * ropes that V8 flattens at a cost several times their length; bytes are written once.
+ */
+class JsonWriter {
+  buf: Buffer = Buffer.allocUnsafe(1024);
+  len = 0;
+
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.len + n) size *= 2;
+    const grown = Buffer.allocUnsafe(size);
+    this.buf.copy(grown, 0, 0, this.len);
+    this.buf = grown;
+  }
+
+  text(s: string): void {
+    const n = s.length;
+    this.room(n);
+    // A call into the runtime costs more than copying a short string here.
+    if (n > 64) {
+      this.len += this.buf.write(s, this.len, 'latin1');
+      return;
+    }
+    const buf = this.buf;
+    let at = this.len;
+    for (let i = 0; i < n; i++) buf[at++] = s.charCodeAt(i);
+    this.len = at;
+  }
+
+  bytes(b: Uint8Array, from = 0, to = b.length): void {
+    this.room(to - from);
+    this.buf.set(b.subarray(from, to), this.len);
+    this.len += to - from;
+  }
+
+  /** A JSON number: a safe integer written digit by digit, else as JavaScript prints it (JSON's form). */
+  num(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0) {
+      this.text(String(n));
+      return;
+    }
+    this.room(16);
+    const buf = this.buf;
+    let digits = 1;
+    for (let v = n; v >= 10; v = Math.floor(v / 10)) digits++;
+    let at = this.len + digits;
+    this.len = at;
+    let v = n;
+    do {
+      const q = Math.floor(v / 10);
+      buf[--at] = 48 + (v - q * 10);
+      v = q;
+    } while (v > 0);
+  }
+
+  /** `"0x…"` of a word, no leading zeros. */
+  word(v: bigint): void {
+    this.text(`"0x${v.toString(16)}"`);
+  }
+
+  /** `"0x…"` of `len` bytes of memory at `off`; bytes past `size` read as zero. */
+  memory(memory: Uint8Array, size: number, off: number, len: number): void {
+    this.room(4 + 2 * len);
+    const buf = this.buf;
+    let at = this.len;
+    buf[at++] = 0x22;
+    buf[at++] = 0x30;
+    buf[at++] = 0x78;
+    const end = Math.min(off + len, size);
+    for (let i = off; i < end; i++) {
+      const b = memory[i] as number;
+      buf[at++] = HEX[b >> 4] as number;
+      buf[at++] = HEX[b & 15] as number;
+    }
+    for (let i = end > off ? end : off; i < off + len; i++) {
+      buf[at++] = 0x30;
+      buf[at++] = 0x30;
+    }
+    buf[at++] = 0x22;
+    this.len = at;
+  }
+}
 
 /**
  * Records the vmTrace of one transaction or call on src/evm (an EvmTracer with a step hook): the
  * JSON of the tree VmTracer (src/exec/tracing/vmTrace.ts) makes on ethereumjs.
  */
 export class EvmVmTracer {
-  private root: string | null = null;
+  private root: Uint8Array | null = null;
+  /** Writers of frames that ended, for the next frames (a transaction makes many, of few depths). */
+  private readonly spare: JsonWriter[] = [];
   private readonly frames: Open[] = [];
   private top: Open | undefined;
   private readonly t: ForkTables;
@@ -232,6 +322,15 @@ export class EvmVmTracer {
     },
   };
 
+  private writer(): JsonWriter {
+    return this.spare.pop() ?? new JsonWriter();
+  }
+
+  private recycle(w: JsonWriter): void {
+    w.len = 0;
+    this.spare.push(w);
+  }
+
   /** The finished trace. */
   result(): RenderedVmTrace {
     return new RenderedVmTrace(this.root ?? EMPTY_TRACE);
@@ -241,14 +340,14 @@ export class EvmVmTracer {
     const creation = start.kind === 'create' || start.kind === 'create2';
     const frame: Open = {
       code: creation ? toHex(start.input) : '0x',
-      ops: [],
+      ops: this.writer(),
       child: this.top?.pending ?? false,
       creation,
       started: false,
       startGas: start.gas,
       pending: false,
       pc: 0,
-      sub: 'null',
+      sub: null,
       opcode: 0,
       gasBefore: 0,
       callCost: -1,
@@ -276,12 +375,26 @@ export class EvmVmTracer {
     this.top = this.frames[this.frames.length - 1];
     if (!frame) return;
     if (frame.pending) this.finish(frame, end);
-    const json = `{"code":"${frame.code}","ops":[${frame.ops.join(',')}]}`;
     const parent = this.top;
+    const ops = frame.ops;
     if (frame.child && parent) {
       // OpenEthereum makes no subtrace for a call the EVM refused: the op just pushes 0.
-      if (end.error === null || !REFUSALS.has(end.error)) parent.sub = json;
-    } else if (!parent && this.root === null) this.root = json;
+      if (end.error === null || !REFUSALS.has(end.error)) {
+        const sub = this.writer();
+        sub.text(`{"code":"${frame.code}","ops":[`);
+        sub.bytes(ops.buf, 0, ops.len);
+        sub.text(']}');
+        parent.sub = sub;
+      }
+    } else if (!parent && this.root === null) {
+      const root = new JsonWriter();
+      root.text(`{"code":"${frame.code}","ops":[`);
+      root.bytes(ops.buf, 0, ops.len);
+      root.text(']}');
+      this.root = root.buf.subarray(0, root.len);
+    }
+    if (frame.sub !== null) this.recycle(frame.sub);
+    this.recycle(ops);
   }
 
   private step(view: StepView): void {
@@ -300,7 +413,8 @@ export class EvmVmTracer {
     chargeOutput(OP_MIN_JSON_BYTES);
     f.pending = true;
     f.pc = pc;
-    f.sub = 'null';
+    if (f.sub !== null) this.recycle(f.sub);
+    f.sub = null;
     f.opcode = opcode;
     f.gasBefore = gas;
     f.callCost = -1;
@@ -383,28 +497,63 @@ export class EvmVmTracer {
   private complete(f: Open, view: StepView, gasAfter: number): void {
     f.pending = false;
     const cost = f.callCost >= 0 ? (this.t.gas[f.opcode] as number) + f.callCost : f.gasBefore - gasAfter;
+    const w = this.opStart(f, cost);
+    w.text(',"ex":{"mem":');
+    if (f.winLen === 0) w.text('null');
+    else {
+      w.text('{"off":');
+      w.num(f.winOff);
+      w.text(',"data":');
+      w.memory(view.memory, view.memSize, f.winOff, f.winLen);
+      w.text('}');
+    }
+    w.text(',"push":[');
     const stack = view.stack;
     const sp = view.sp;
-    const pushed = PUSHED[f.opcode] as number;
-    const count = Math.min(pushed, sp);
-    let push = '';
-    let bytes = EX_MIN_JSON_BYTES + 2 * f.winLen;
+    const count = Math.min(PUSHED[f.opcode] as number, sp);
+    const pushFrom = w.len;
     for (let at = sp - count; at < sp; at++) {
-      const item = (stack[at] as bigint).toString(16);
-      push = push === '' ? `"0x${item}"` : `${push},"0x${item}"`;
-      bytes += item.length + 5;
+      if (at > sp - count) w.text(',');
+      w.word(stack[at] as bigint);
     }
-    chargeOutput(bytes);
-    const mem =
-      f.winLen === 0
-        ? 'null'
-        : `{"off":${f.winOff},"data":"${readMemory(view.memory, view.memSize, f.winOff, f.winLen)}"}`;
-    const store = f.store
-      ? `{"key":"0x${f.storeKey.toString(16)}","val":"0x${f.storeVal.toString(16)}"}`
-      : 'null';
-    f.ops.push(
-      `{"cost":${cost},"ex":{"mem":${mem},"push":[${push}],"store":${store},"used":${gasAfter}},"pc":${f.pc},"sub":${f.sub},"op":"${this.t.names[f.opcode]}"}`,
-    );
+    // As the ethereumjs path counts it: the `ex` object's least JSON, each item with its comma and
+    // quotes, two hex digits per byte of the window.
+    chargeOutput(EX_MIN_JSON_BYTES + 2 * f.winLen + (w.len - pushFrom) + (count > 0 ? 1 : 0));
+    w.text('],"store":');
+    if (f.store) {
+      w.text('{"key":');
+      w.word(f.storeKey);
+      w.text(',"val":');
+      w.word(f.storeVal);
+      w.text('}');
+    } else w.text('null');
+    w.text(',"used":');
+    w.num(gasAfter);
+    w.text('}');
+    this.opEnd(f, w);
+  }
+
+  /** `{"cost":N` of the op, after the comma that parts it from the one before. */
+  private opStart(f: Open, cost: number): JsonWriter {
+    const w = f.ops;
+    w.text(w.len === 0 ? '{"cost":' : ',{"cost":');
+    w.num(cost);
+    return w;
+  }
+
+  /** `,"pc":N,"sub":…,"op":"NAME"}` of the op. */
+  private opEnd(f: Open, w: JsonWriter): void {
+    w.text(',"pc":');
+    w.num(f.pc);
+    w.text(',"sub":');
+    const sub = f.sub;
+    if (sub === null) w.text('null');
+    else {
+      w.bytes(sub.buf, 0, sub.len);
+      this.recycle(sub);
+      f.sub = null;
+    }
+    w.text(`,"op":"${this.t.names[f.opcode]}"}`);
   }
 
   /** The frame ended at its last op: an op that halted it, or one that failed. */
@@ -425,15 +574,17 @@ export class EvmVmTracer {
       // OpenEthereum checks the destination after recording the jump.
       cost = this.t.gas[opcode] as number;
     } else {
-      f.ops.push(
-        `{"cost":${this.failureCost(f, error)},"ex":null,"pc":${f.pc},"sub":${f.sub},"op":"${this.t.names[opcode]}"}`,
-      );
+      const w = this.opStart(f, this.failureCost(f, error));
+      w.text(',"ex":null');
+      this.opEnd(f, w);
       return;
     }
     chargeOutput(EX_MIN_JSON_BYTES);
-    f.ops.push(
-      `{"cost":${cost},"ex":{"mem":null,"push":[],"store":null,"used":${f.gasBefore - cost}},"pc":${f.pc},"sub":${f.sub},"op":"${this.t.names[opcode]}"}`,
-    );
+    const w = this.opStart(f, cost);
+    w.text(',"ex":{"mem":null,"push":[],"store":null,"used":');
+    w.num(f.gasBefore - cost);
+    w.text('}');
+    this.opEnd(f, w);
   }
 
   /** What ethereumjs's gas handler priced a failed op at (see the note at the top). */
