@@ -7,7 +7,7 @@ import { chargeOutput } from '../responseLimit.ts';
 import { MEM_WRITTEN, type MemWindow, PUSHED, SSTORE } from './vmTraceOps.ts';
 
 // The vmTrace (OpenEthereum's, src/exec/tracing/vmTrace.ts) recorded on the EVM of src/evm from its
-// step hook, byte for byte what the ethereumjs path records, rendered straight to JSON text: no
+// step hook, byte for byte what the ethereumjs path records, written straight as JSON bytes: no
 // tree of objects to build and then stringify. An op is noted at its step; what it did (gas left,
 // items pushed, the memory window written) is read at the next step of its frame, or at the frame's
 // end for the op that ended it, and the op is rendered then (its subtrace, if any, has ended by
@@ -282,7 +282,7 @@ class JsonWriter {
       buf[at++] = HEX[b >> 4] as number;
       buf[at++] = HEX[b & 15] as number;
     }
-    for (let i = end > off ? end : off; i < off + len; i++) {
+    for (let i = Math.max(end, off); i < off + len; i++) {
       buf[at++] = 0x30;
       buf[at++] = 0x30;
     }
@@ -713,12 +713,4 @@ function memoryCost(memSize: number, offset: bigint, length: bigint): bigint {
   const current = BigInt(Math.ceil(memSize / 32));
   if (words <= current) return 0n;
   return words * 3n + (words * words) / 512n - (current * 3n + (current * current) / 512n);
-}
-
-/** `len` bytes of memory at `off`; bytes past the memory in use read as zero. */
-function readMemory(memory: Uint8Array, memSize: number, off: number, len: number): string {
-  const end = Math.min(off + len, memSize);
-  const have = end > off ? end - off : 0;
-  const hex = have > 0 ? Buffer.from(memory.buffer, memory.byteOffset + off, have).toString('hex') : '';
-  return `0x${hex}${'00'.repeat(len - have)}`;
 }
