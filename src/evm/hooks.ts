@@ -96,6 +96,12 @@ export interface StepView {
   readonly refund: number;
   /** The account whose code runs (storage owner). */
   readonly address: bigint;
+  /** The code running: `bytes` is padded past `length` (src/evm/code.ts), so `pc ≥ length` is the STOP off its end. */
+  readonly code: { readonly bytes: Uint8Array; readonly length: number };
+  /** Gas held beyond `gas` (non-zero only above 2^52: src/evm/interpreter.ts). */
+  readonly bank: bigint;
+  /** The frame may not change state (a STATICCALL, or under one). */
+  readonly isStatic: boolean;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   changedKeys,
   StateDiffRecorder,
 } from './tracing/evmAdapter.ts';
+import { EvmVmTracer } from './tracing/evmVmTrace.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import type { ParityTraces } from './tracing/traceTypes.ts';
@@ -36,10 +37,10 @@ const HISTORY_SERVE_WINDOW = 8191n;
 /**
  * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
  * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
- * run it yet: a store without state reads for it, a fork without a rule row, or a vmTrace. A `part`
- * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what each
- * read and changed. In upstream mode a transaction that reaches state not fetched yet runs again
- * once it is (src/exec/fetchingState.ts).
+ * run it yet: a store without state reads for it, or a fork without a rule row. A `part` runs only
+ * some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what each read and
+ * changed. In upstream mode a transaction that reaches state not fetched yet runs again once it is
+ * (src/exec/fetchingState.ts).
  */
 export async function replayOnEvm(
   chain: ChainReader,
@@ -47,7 +48,6 @@ export async function replayOnEvm(
   types: TraceTypes,
   part?: { indices: readonly number[]; board?: ConflictBoard },
 ): Promise<{ txs: EvmReplayedTx[]; access: StateAccess[] } | null> {
-  if (types.vmTrace) return null;
   const header = block.header;
   const common = chain.commonAt(header.number, header.timestamp);
   const fork = evmFork(chain, common);
@@ -85,21 +85,24 @@ export async function replayOnEvm(
     if (only && !only.has(index)) continue;
     // Another part (or this one) found a conflict: the block will be replayed whole.
     if (part?.board?.lost) break;
-    let run: { result: TransactionResult; parity: ParityCallTracer | null };
+    let run: { result: TransactionResult; parity: ParityCallTracer | null; vm: EvmVmTracer | null };
     try {
       run = await untilComplete(
         fetching,
         () => {
           const parity = types.trace ? new ParityCallTracer() : null;
+          const vm = types.vmTrace ? new EvmVmTracer(world, rules) : null;
           const tracer = allEvmTracers([
             parity && adaptTracer(parity, world),
             diffs?.tracer ?? null,
             access?.tracer ?? null,
             written?.tracer ?? null,
+            vm?.tracer ?? null,
           ]);
           return {
             result: applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer),
             parity,
+            vm,
           };
         },
         () => {
@@ -114,7 +117,7 @@ export async function replayOnEvm(
       if (part && e instanceof InvalidTransaction) throw new PartConflict(index, e);
       throw e;
     }
-    const { result, parity } = run;
+    const { result, parity, vm } = run;
     if (written) {
       await untilComplete(fetching, () => fetching?.prepareDiff(world, written.slots));
       written.clear();
@@ -125,7 +128,7 @@ export async function replayOnEvm(
       output: result.output,
       trace: parity?.traces() ?? [],
       stateDiff: types.stateDiff && changes ? buildStateDiff(changes) : null,
-      vmTrace: null,
+      vmTrace: vm?.result() ?? null,
     });
     if (part && access && diffs && changes) {
       const noted = { reads: access.takeReads(), writes: changedKeys(changes, diffs.wiped) };

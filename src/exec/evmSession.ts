@@ -42,6 +42,7 @@ import {
   changedKeys,
   StateDiffRecorder,
 } from './tracing/evmAdapter.ts';
+import { EvmVmTracer } from './tracing/evmVmTrace.ts';
 import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
@@ -406,7 +407,7 @@ export class EvmCallSession {
     return { reads: this.recorder?.takeReads() ?? [], writes: this.lastWrites };
   }
 
-  /** Simulates one call and traces what `types` asks for (never a vmTrace: see openAt's callers). */
+  /** Simulates one call and traces what `types` asks for. */
   async trace(request: CallRequest, index: number, types: TraceTypes): Promise<CallTrace> {
     if (types.stateDiff && !this.diffs) {
       this.diffs = new StateDiffRecorder(this.world, this.reader);
@@ -414,11 +415,12 @@ export class EvmCallSession {
     }
     if (this.fetching && this.diffs && !this.written) this.written = new WrittenSlots();
     const written = this.written;
-    const { parity, output } = await untilComplete(
+    const { parity, vm, output } = await untilComplete(
       this.fetching,
       () => {
         const parity = types.trace ? new ParityCallTracer() : null;
-        return { parity, output: this.run(request, index, parity, this.diffs) };
+        const vm = types.vmTrace ? new EvmVmTracer(this.world, this.fork.rules) : null;
+        return { parity, vm, output: this.run(request, index, parity, this.diffs, vm) };
       },
       () => {
         this.diffs?.abandon();
@@ -434,7 +436,7 @@ export class EvmCallSession {
     const changes = this.diffs?.changes() ?? null;
     if (this.recorder && this.diffs && changes) this.lastWrites = changedKeys(changes, this.diffs.wiped);
     const stateDiff = types.stateDiff && changes ? buildStateDiff(changes) : null;
-    return { output, trace: parity?.traces() ?? [], stateDiff, vmTrace: null };
+    return { output, trace: parity?.traces() ?? [], stateDiff, vmTrace: vm?.result() ?? null };
   }
 
   private run(
@@ -442,6 +444,7 @@ export class EvmCallSession {
     index: number,
     parity: ParityCallTracer | null,
     diffs: StateDiffRecorder | null,
+    vm: EvmVmTracer | null,
   ): Uint8Array {
     const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'parity');
@@ -463,7 +466,7 @@ export class EvmCallSession {
     }
     const value = call.value ?? 0n;
     if (sender.balance < value) {
-      this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
+      this.unaffordable(call, callerBytes, call.gas - intrinsic, parity, vm);
       return new Uint8Array();
     }
     if (built.ethereumjs) this.checkBlobFee(built.ethereumjs, env, price, index);
@@ -472,6 +475,7 @@ export class EvmCallSession {
       diffs?.tracer ?? null,
       this.recorder?.tracer ?? null,
       this.written?.tracer ?? null,
+      vm?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {
@@ -492,10 +496,14 @@ export class EvmCallSession {
     caller: Uint8Array,
     gas: bigint,
     tracer: ExecutionTracer | null,
+    vm: EvmVmTracer | null,
   ): void {
     const world = this.world;
     const sender = world.account(bytesToBigint(caller));
     const creation = call.to === undefined || call.to === null;
+    // The vmTrace of a frame never entered: its code for a creation, no ops.
+    vm?.frameStart({ kind: creation ? 'create' : 'call', input: call.data ?? new Uint8Array(), gas });
+    vm?.frameEnd({ error: 'insufficient balance', gasUsed: 0n });
     tracer?.frameStart({
       kind: creation ? 'create' : 'call',
       depth: 0,

@@ -45,16 +45,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       await chain?.close();
       imported?.cleanup();
     });
-    it('replays every block byte for byte as ethereumjs does', async () => {
+    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs > 50, `${txs} transactions`);
     });
 
-    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
+    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm, vmTraceOnEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
       assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
@@ -170,16 +171,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       await chain?.close();
       await servers?.close();
     });
-    it('replays every block byte for byte as ethereumjs does', async () => {
+    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs >= 90, `${txs} transactions`);
     });
 
-    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
+    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm, vmTraceOnEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
       assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
@@ -236,16 +238,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       await chain?.close();
       work.cleanup();
     });
-    it('replays every block byte for byte as ethereumjs does', async () => {
+    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
       const { problems, compared, txs } = await diffReplays(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(txs >= 60, `${txs} transactions`);
     });
 
-    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
+    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm, vmTraceOnEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
       assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 

@@ -37,7 +37,10 @@ import {
 } from '../../src/evm/transaction.ts';
 import { type AccountLeaf, stateRoot, storageRoot } from '../../src/evm/trie.ts';
 import { addressBytes, bytesToBigint, wordBytes } from '../../src/evm/words.ts';
-import { type ExecutionTracer, TraceHooks } from '../../src/exec/tracing/hooks.ts';
+import { allEvmTracers } from '../../src/exec/tracing/evmAdapter.ts';
+import { EvmVmTracer } from '../../src/exec/tracing/evmVmTrace.ts';
+import { allOf, type ExecutionTracer, TraceHooks } from '../../src/exec/tracing/hooks.ts';
+import { VmTracer } from '../../src/exec/tracing/vmTrace.ts';
 import { keccak256 } from '../../src/primitives/keccak.ts';
 import { CHAIN_ID, type FuzzCase, type FuzzTx, KEY_ADDRESSES, KEYS } from './evmGen.ts';
 
@@ -92,6 +95,8 @@ export interface TxOutcome {
   hooked: FrameRecord[];
   /** What else ran, for the coverage line (ours only). */
   notes: string[];
+  /** The Parity vmTrace as JSON: src/exec/tracing/evmVmTrace.ts on ours, vmTrace.ts on ethereumjs. */
+  vmTrace: string;
   root: string;
 }
 
@@ -447,6 +452,7 @@ class Ours {
       },
     };
     let outcome: TxOutcome;
+    const vm = new EvmVmTracer(this.world, this.rules);
     try {
       const r = applyTransaction(
         this.world,
@@ -454,7 +460,7 @@ class Ours {
         this.rules,
         precompilesFor(this.rules.precompiles),
         tx,
-        tracer,
+        allEvmTracers([tracer, vm.tracer]),
       );
       outcome = {
         rejected: null,
@@ -469,6 +475,7 @@ class Ours {
         refused: frames.flatMap((f) => (REFUSALS.has(f.error ?? '') ? [f.error ?? ''] : [])),
         hooked,
         notes,
+        vmTrace: Buffer.from(vm.result().json).toString(),
         root: '',
       };
     } catch (e) {
@@ -485,6 +492,7 @@ class Ours {
         refused: [],
         hooked: [],
         notes: [],
+        vmTrace: '',
         root: '',
       };
     }
@@ -647,7 +655,9 @@ class Theirs {
         if (e.error === 'insufficient balance' || e.error === 'call depth') record.depth -= 1;
       },
     };
-    this.hooks.attach(hookTracer, addressBytes(sender));
+    // Made after TraceHooks, so its message listener runs after the hooks' (as ParityTracers makes it).
+    const vm = new VmTracer(evm);
+    this.hooks.attach(allOf([hookTracer, vm]), addressBytes(sender));
     evm.events.on('beforeMessage', onMessage);
     evm.events.on('afterMessage', onResult);
     try {
@@ -679,9 +689,11 @@ class Theirs {
         refused: [],
         hooked,
         notes: [],
+        vmTrace: JSON.stringify(vm.result()),
         root: await this.root(),
       };
     } finally {
+      vm.detach();
       this.hooks.attach(null);
       evm.events.off('beforeMessage', onMessage);
       evm.events.off('afterMessage', onResult);
@@ -762,6 +774,7 @@ function rejected(e: unknown, root: string): TxOutcome {
     refused: [],
     hooked: [],
     notes: [],
+    vmTrace: '',
     root,
   };
 }
@@ -926,6 +939,12 @@ export async function runCase(
       if (a.logs.join('\n') !== b.logs.join('\n')) add(i, 'logs', a.logs.join(' | '), b.logs.join(' | '));
       compareFrames(i, '', a.frames, b.frames);
       compareFrames(i, 'hooks ', a.hooked, b.hooked);
+      if (a.vmTrace !== b.vmTrace) {
+        let at = 0;
+        while (a.vmTrace[at] === b.vmTrace[at]) at++;
+        const from = Math.max(0, at - 150);
+        add(i, 'vmTrace', `…${a.vmTrace.slice(from, at + 150)}`, `…${b.vmTrace.slice(from, at + 150)}`);
+      }
     }
     if (a.root !== b.root) {
       add(i, 'state root', a.root, b.root);

@@ -22,6 +22,8 @@ export const REPLAY_TYPES: readonly TraceTypes[] = [
   { trace: true, stateDiff: false, vmTrace: false },
   { trace: false, stateDiff: true, vmTrace: false },
   { trace: true, stateDiff: true, vmTrace: false },
+  { trace: false, stateDiff: false, vmTrace: true },
+  { trace: true, stateDiff: true, vmTrace: true },
 ];
 
 export interface EngineChain {
@@ -151,14 +153,16 @@ const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
 export async function diffCallMany(
   { chain, store }: EngineChain,
   evmChain: EngineChain = { chain, store, close: async () => {} },
-): Promise<{ problems: string[]; compared: number; onEvm: number; fellBack: number }> {
+): Promise<{ problems: string[]; compared: number; onEvm: number; vmTraceOnEvm: number; fellBack: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
   let onEvm = 0;
   let fellBack = 0;
+  let vmTraceOnEvm = 0;
   const both: TraceTypes = { trace: true, stateDiff: true, vmTrace: false };
+  const all: TraceTypes = { trace: true, stateDiff: true, vmTrace: true };
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
     const parentHash = await store.getCanonicalHash(n - 1n);
@@ -170,8 +174,8 @@ export async function diffCallMany(
     const first = plain[0] as CallRequest;
     const jobs: Array<[string, CallManyJob]> = [
       [
-        'no fees',
-        { blockHash: parentHash, calls: plain.map((call) => ({ call, types: both })), single: false },
+        'no fees, with vmTrace',
+        { blockHash: parentHash, calls: plain.map((call) => ({ call, types: all })), single: false },
       ],
       [
         'fees',
@@ -187,7 +191,7 @@ export async function diffCallMany(
           blockHash: parentHash,
           calls: plain.map((call, i) => ({
             call,
-            types: { trace: i % 2 === 0, stateDiff: i % 3 !== 0, vmTrace: false },
+            types: { trace: i % 2 === 0, stateDiff: i % 3 !== 0, vmTrace: i % 2 === 1 },
           })),
           single: false,
         },
@@ -197,8 +201,8 @@ export async function diffCallMany(
         {
           blockHash: parentHash,
           calls: [
-            { call: { ...first, value: 10n ** 40n }, types: both },
-            ...plain.map((call) => ({ call, types: both })),
+            { call: { ...first, value: 10n ** 40n }, types: all },
+            ...plain.map((call) => ({ call, types: all })),
           ],
           stateOverrides: [
             { address: first.from as Uint8Array, override: { balance: 10n ** 30n, nonce: 7n } },
@@ -246,6 +250,10 @@ export async function diffCallMany(
       ],
       ['trace_call', { blockHash: parentHash, calls: [{ call: first, types: both }], single: true }],
       [
+        'trace_call with vmTrace',
+        { blockHash: parentHash, calls: [{ call: first, types: all }], single: true },
+      ],
+      [
         "block overrides (the block's own environment, as bench:mainnet asks)",
         {
           blockHash: parentHash,
@@ -276,11 +284,14 @@ export async function diffCallMany(
         ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
         ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
       }).catch(() => null);
-      if (session && !job.calls.some((c) => c.call.blobVersionedHashes)) onEvm++;
+      if (session) {
+        onEvm++;
+        if (job.calls.some((c) => c.types.vmTrace)) vmTraceOnEvm++;
+      }
       if (a !== b) problems.push(`block ${n} ${name} ${firstDifference(a, b)}`);
     }
   }
-  return { problems, compared, onEvm, fellBack };
+  return { problems, compared, onEvm, vmTraceOnEvm, fellBack };
 }
 
 /**

@@ -1,12 +1,13 @@
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../../core/call.ts';
-import { formatCallTrace } from '../../wire/callTrace.ts';
+import { callTraceJson } from '../../wire/callTrace.ts';
 import { CallValidationError } from '../callValidation.ts';
 import { defaultEngine, type Engine } from '../evmEngine.ts';
 import { EvmCallSession } from '../evmSession.ts';
-import { CallSession, type StateAccess } from '../session.ts';
+import { CallSession, type CallTrace, type StateAccess } from '../session.ts';
 import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
+import { vmTraceJson } from '../tracing/evmVmTrace.ts';
 
 /** One call of a trace_callMany with the trace types asked for it. */
 export interface TracedCall {
@@ -44,7 +45,7 @@ function openSession(
   });
 }
 
-/** The session on src/evm, where it can serve the calls: not yet with a vmTrace among them. */
+/** The session on src/evm, which serves every call (vmTrace and blobs included). */
 function openEvmSession(
   chain: ChainReader,
   limits: CallLimits,
@@ -52,12 +53,20 @@ function openEvmSession(
   engine: Engine,
 ): Promise<EvmCallSession | null> | null {
   if (engine !== 'evm') return null;
-  if (job.calls.some((c) => c.types.vmTrace)) return null;
   return EvmCallSession.openAt(chain, job.blockHash, {
     gasCap: limits.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
     ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
   });
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** One call's answer as JSON bytes. */
+function traceJson(trace: CallTrace): Buffer {
+  return callTraceJson(trace, vmTraceJson(trace.vmTrace));
 }
 
 /** trace_callMany (and trace_call, trace_rawTransaction): the calls in order, traced, as JSON bytes. */
@@ -70,11 +79,12 @@ export async function runCallMany(
   const session =
     (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
   try {
-    const results: unknown[] = [];
+    const results: Buffer[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
-      results.push(formatCallTrace(await session.trace(call, index, types)));
+      if (index > 0) results.push(COMMA);
+      results.push(traceJson(await session.trace(call, index, types)));
     }
-    return Buffer.from(JSON.stringify(job.single ? (results[0] ?? null) : results));
+    return job.single ? (results[0] ?? Buffer.from('null')) : Buffer.concat([OPEN, ...results, CLOSE]);
   } finally {
     session.close();
   }
@@ -103,7 +113,7 @@ export async function runCallManyPart(
       const mark = session.mark();
       try {
         const trace = await session.trace(call, job.indices[i] ?? i, types);
-        results.push(Buffer.from(JSON.stringify(formatCallTrace(trace))));
+        results.push(traceJson(trace));
       } catch (e) {
         // Maybe only because this part lacks another part's effects: the main thread sees the part
         // as unfinished and runs the request serially, which gives the real answer.

@@ -9,6 +9,7 @@ import { toHex } from '../../primitives/hex.ts';
 import type { Engine } from '../evmEngine.ts';
 import { type ReplayedTx, replayBlock } from '../replay.ts';
 import { ConflictBoard, type PartBoard, PartConflict, type PartResult } from '../speculation.ts';
+import { vmTraceJson } from '../tracing/evmVmTrace.ts';
 import type { ParityTrace } from '../tracing/parity.ts';
 import { blockRewards } from '../tracing/rewards.ts';
 
@@ -75,14 +76,13 @@ async function replayPart(chain: ChainReader, job: ReplayPartJob): Promise<PartR
 }
 
 function replayJson(tx: ReplayedTx): Uint8Array {
-  const json = JSON.stringify({
-    output: toHex(tx.output),
-    stateDiff: tx.stateDiff,
-    trace: tx.trace,
-    vmTrace: tx.vmTrace,
-    transactionHash: toHex(tx.hash),
-  });
-  return Buffer.from(json);
+  // The vmTrace may be JSON text already (src/exec/tracing/evmVmTrace.ts): spliced in, in its place.
+  const head = JSON.stringify({ output: toHex(tx.output), stateDiff: tx.stateDiff, trace: tx.trace });
+  return Buffer.concat([
+    Buffer.from(`${head.slice(0, -1)},"vmTrace":`),
+    vmTraceJson(tx.vmTrace),
+    Buffer.from(`,"transactionHash":"${toHex(tx.hash)}"}`),
+  ]);
 }
 
 async function replayBlockJson(

@@ -1,6 +1,7 @@
 import type { EVM } from '@ethereumjs/evm';
 import type { TraceTypes } from '../../core/call.ts';
 import type { OverlayStateManager } from '../overlayState.ts';
+import type { RenderedVmTrace } from './evmVmTrace.ts';
 import type { ExecutionTracer } from './hooks.ts';
 import { ParityCallTracer, type ParityTrace } from './parity.ts';
 import { buildStateDiff, type StateDiff } from './stateDiff.ts';
@@ -10,7 +11,8 @@ import { type VmTrace, VmTracer } from './vmTrace.ts';
 export interface ParityTraces {
   trace: ParityTrace[];
   stateDiff: StateDiff | null;
-  vmTrace: VmTrace | null;
+  /** A tree of objects on the ethereumjs path, JSON text on src/evm's. */
+  vmTrace: VmTrace | RenderedVmTrace | null;
 }
 
 /**
