@@ -1,9 +1,11 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
 import { Hardfork } from '@ethereumjs/common';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { BEACON_ROOTS_ADDRESS, HISTORY_STORAGE_ADDRESS } from '../evm/block.ts';
 import type { ForkRules } from '../evm/forks.ts';
+import type { EvmTracer } from '../evm/hooks.ts';
 import { WorldState } from '../evm/state.ts';
 import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
 import { bytesToBigint } from '../evm/words.ts';
@@ -20,6 +22,17 @@ import {
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import type { ParityTraces } from './tracing/traceTypes.ts';
+
+/**
+ * A tracer of each transaction (geth's debug tracers), made as it starts on `world` and finished
+ * right after it, before the next one changes the state.
+ */
+export type EvmTracerFactory = (
+  tx: TypedTransaction,
+  index: number,
+  world: WorldState,
+  rules: ForkRules,
+) => { tracer: EvmTracer | null; finish(): void } | null;
 
 /** One transaction replayed and traced (src/exec/replay.ts's ReplayedTx). */
 export interface EvmReplayedTx extends ParityTraces {
@@ -44,6 +57,7 @@ export function replayOnEvm(
   block: Block,
   types: TraceTypes,
   part?: { indices: readonly number[]; board?: ConflictBoard },
+  extra?: EvmTracerFactory,
 ): { txs: EvmReplayedTx[]; access: StateAccess[] } | null {
   const reads = chain.store.syncReads;
   if (!reads || types.vmTrace) return null;
@@ -70,14 +84,17 @@ export function replayOnEvm(
     // Another part (or this one) found a conflict: the block will be replayed whole.
     if (part?.board?.lost) break;
     const parity = types.trace ? new ParityCallTracer() : null;
+    const traced = extra ? extra(tx, index, world, rules) : null;
     const tracer = allEvmTracers([
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
       access?.tracer ?? null,
+      traced?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {
       result = applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer);
+      traced?.finish();
     } catch (e) {
       // In a part, a transaction invalid on the part's state (funds or a nonce another part
       // provides) only means the part cannot stand alone.

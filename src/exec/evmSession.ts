@@ -5,6 +5,7 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
+import type { ForkRules } from '../evm/forks.ts';
 import type { EvmTracer, FrameEnd } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
 import { WorldState } from '../evm/state.ts';
@@ -142,11 +143,16 @@ export class EvmCallSession {
   async simulate(
     request: CallRequest,
     index: number,
-    _tracer: null,
+    tracer: EvmTracer | null,
     options: { dialect: 'geth'; isolated?: boolean },
   ): Promise<SimulatedCall> {
     const world = options.isolated ? this.freshWorld() : this.world;
-    return this.runGeth(world, request, index);
+    return this.runGeth(world, request, index, tracer);
+  }
+
+  /** The state the session's calls run on, and its fork's rules (for a tracer that reads them). */
+  get state(): { world: WorldState; rules: ForkRules } {
+    return { world: this.world, rules: this.fork.rules };
   }
 
   private freshWorld(): WorldState {
@@ -155,7 +161,12 @@ export class EvmCallSession {
     return world;
   }
 
-  private runGeth(world: WorldState, request: CallRequest, index: number): SimulatedCall {
+  private runGeth(
+    world: WorldState,
+    request: CallRequest,
+    index: number,
+    tracer: EvmTracer | null,
+  ): SimulatedCall {
     const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'geth');
     checkGethFees(call, baseFee);
@@ -204,9 +215,15 @@ export class EvmCallSession {
     };
     let result: TransactionResult;
     try {
-      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, evmTransaction(tx), top, {
-        call: true,
-      });
+      result = applyTransaction(
+        world,
+        env,
+        this.fork.rules,
+        this.fork.precompiles,
+        evmTransaction(tx),
+        tracer ? allEvmTracers([top, tracer]) : top,
+        { call: true },
+      );
     } catch (e) {
       if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
       throw e;

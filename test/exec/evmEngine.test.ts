@@ -12,6 +12,7 @@ import { tempDir } from '../support/cli.ts';
 import {
   diffCallMany,
   diffCalls,
+  diffDebugTraces,
   diffParts,
   diffReplays,
   type EngineChain,
@@ -62,6 +63,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
       const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+
+    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(onEvm, compared, 'every answer from src/evm');
     });
 
     it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {
@@ -143,6 +150,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
     });
+
+    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(onEvm, compared, 'every answer from src/evm');
+    });
   });
 
   describe('the mainnet-like block (anvil)', () => {
@@ -194,6 +207,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
       const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    });
+
+    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(onEvm, compared, 'every answer from src/evm');
     });
   });
 });

@@ -4,11 +4,19 @@ import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
 import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import type { CallRequest, TraceTypes } from '../../src/core/call.ts';
+import type { GethTracerConfig } from '../../src/core/traceConfig.ts';
 import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
 import { EvmCallSession } from '../../src/exec/evmSession.ts';
 import { type CallManyJob, runCallMany, runCallManyPart } from '../../src/exec/jobs/callMany.ts';
 import { type CallJob, callJobs } from '../../src/exec/jobs/calls.ts';
+import {
+  type DebugTraceBlockJob,
+  type DebugTraceCallJob,
+  debugJobs,
+  traceBlockOnEvm,
+  traceCallOnEvm,
+} from '../../src/exec/jobs/debug.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
 import { partitionBySender, validPrefix } from '../../src/exec/speculation.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
@@ -387,4 +395,144 @@ export async function diffCalls({
 function withoutGas(call: CallRequest): CallRequest {
   const { gas: _, ...rest } = call;
   return rest;
+}
+
+const STRUCT_DEFAULTS = {
+  disableStack: false,
+  disableStorage: false,
+  enableMemory: false,
+  enableReturnData: false,
+  limit: 0,
+};
+
+/** Each geth tracer in each of its configurations, traced over whole blocks. */
+export const BLOCK_TRACERS: readonly GethTracerConfig[] = [
+  { tracer: 'structLogger', options: STRUCT_DEFAULTS },
+  {
+    tracer: 'structLogger',
+    options: { ...STRUCT_DEFAULTS, disableStack: true, disableStorage: true, enableReturnData: true },
+  },
+  { tracer: 'callTracer', onlyTopCall: false, withLog: false },
+  { tracer: 'callTracer', onlyTopCall: false, withLog: true },
+  { tracer: 'callTracer', onlyTopCall: true, withLog: true },
+  { tracer: 'prestateTracer', diffMode: false, disableCode: false, disableStorage: false },
+  { tracer: 'prestateTracer', diffMode: true, disableCode: false, disableStorage: false },
+  { tracer: 'prestateTracer', diffMode: true, disableCode: true, disableStorage: true },
+  { tracer: 'noopTracer' },
+];
+
+/** Also for single transactions and calls, where memory (large on a whole block) stays small. */
+export const SINGLE_TRACERS: readonly GethTracerConfig[] = [
+  ...BLOCK_TRACERS,
+  { tracer: 'structLogger', options: { ...STRUCT_DEFAULTS, enableMemory: true, enableReturnData: true } },
+  { tracer: 'structLogger', options: { ...STRUCT_DEFAULTS, enableMemory: true, limit: 40 } },
+  { tracer: 'callTracer', onlyTopCall: true, withLog: false },
+  { tracer: 'prestateTracer', diffMode: false, disableCode: true, disableStorage: true },
+];
+
+/**
+ * geth's debug tracers on both engines: every block with each of BLOCK_TRACERS
+ * (debug_traceBlockByHash), each transaction alone (debug_traceTransaction) with SINGLE_TRACERS in
+ * turn, and each transaction as a debug_traceCall on its parent (with its fees; the first of each
+ * block also with overrides, and with a value its sender cannot pay). Each must run on src/evm:
+ * `onEvm` counts the answers (or refusals) src/evm gave; null from traceBlockOnEvm or traceCallOnEvm
+ * is a fall-back to ethereumjs, and is not counted.
+ */
+export async function diffDebugTraces(
+  { chain, store }: EngineChain,
+  blockTracers: readonly GethTracerConfig[] = BLOCK_TRACERS,
+): Promise<{ problems: string[]; compared: number; onEvm: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  let onEvm = 0;
+  const old = debugJobs(chain, LIMITS, 'ethereumjs');
+  const evmAnswer = async (run: () => Promise<Uint8Array | null>): Promise<Uint8Array> => {
+    let answer: Uint8Array | null;
+    try {
+      answer = await run();
+    } catch (e) {
+      // Refused on src/evm (a call's sender cannot pay): its words are compared too.
+      onEvm++;
+      throw e;
+    }
+    if (answer === null) throw new Error('fell back to ethereumjs');
+    onEvm++;
+    return answer;
+  };
+  const compare = async (
+    name: string,
+    a: () => Promise<Uint8Array>,
+    b: () => Promise<Uint8Array | null>,
+  ): Promise<void> => {
+    const text = (answer: Uint8Array) => Buffer.from(answer).toString();
+    const x = await outcome(() => a().then(text));
+    const y = await outcome(() => evmAnswer(b).then(text));
+    compared++;
+    if (x !== y) problems.push(`${name} ${firstDifference(x, y)}`);
+  };
+  let turn = 0;
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    for (const config of blockTracers) {
+      const job: DebugTraceBlockJob = { blockHash, config };
+      await compare(
+        `block ${n} ${JSON.stringify(config)}`,
+        () => old.debugTraceBlock(job),
+        () => traceBlockOnEvm(chain, job),
+      );
+    }
+    for (const [txIndex, tx] of block.transactions.entries()) {
+      const config = SINGLE_TRACERS[turn++ % SINGLE_TRACERS.length] as GethTracerConfig;
+      const job: DebugTraceBlockJob = { blockHash, config, txIndex };
+      await compare(
+        `block ${n} tx ${txIndex} ${JSON.stringify(config)}`,
+        () => old.debugTraceBlock(job),
+        () => traceBlockOnEvm(chain, job),
+      );
+      const calls: Array<[string, DebugTraceCallJob]> = [
+        ['call', { blockHash: parentHash, call: txAsCall(tx, true), config }],
+      ];
+      if (txIndex === 0) {
+        const plain = txAsCall(tx, false);
+        for (const each of SINGLE_TRACERS) {
+          calls.push(
+            [
+              'call overridden',
+              {
+                blockHash: parentHash,
+                call: plain,
+                config: each,
+                stateOverrides: [
+                  { address: plain.from as Uint8Array, override: { balance: 10n ** 30n, nonce: 3n } },
+                ],
+                blockOverrides: {
+                  number: block.header.number,
+                  time: block.header.timestamp,
+                  feeRecipient: Uint8Array.from({ length: 20 }, (_, i) => 0xc0 + i),
+                },
+              },
+            ],
+            [
+              'call unaffordable',
+              { blockHash: parentHash, call: { ...plain, value: 10n ** 40n }, config: each },
+            ],
+          );
+        }
+      }
+      for (const [name, call] of calls) {
+        await compare(
+          `block ${n} tx ${txIndex} ${name} ${JSON.stringify(call.config)}`,
+          () => old.debugTraceCall(call),
+          () => traceCallOnEvm(chain, LIMITS, call),
+        );
+      }
+    }
+  }
+  return { problems, compared, onEvm };
 }
