@@ -4,6 +4,7 @@ import { opcodeName, opTables } from '../../../evm/opcodes.ts';
 import type { WorldState } from '../../../evm/state.ts';
 import { toHex, wordHex } from '../../../primitives/hex.ts';
 import { chargeOutput } from '../../responseLimit.ts';
+import { bigMax } from '../../transaction.ts';
 import { gethErrorText, gethOpName } from './errors.ts';
 import {
   type Cell,
@@ -69,6 +70,8 @@ interface Frame {
   /** A creation with no initcode: ethereumjs runs no interpreter for it, so nothing is logged. */
   silent: boolean;
   pending: Pending | null;
+  /** A call's log and the gas it handed on, should the EVM refuse the call before it ran. */
+  refusable: { log: StructLog; handed: number } | null;
 }
 
 /**
@@ -108,34 +111,47 @@ export class EvmStructLogger {
   private frameStart(start: FrameStart): void {
     const creating = this.creating;
     this.creating = null;
+    let refusable: Frame['refusable'] = null;
     const creation = start.kind === 'create' || start.kind === 'create2';
     if (start.depth > 0 && !creation) {
       // ethereumjs charges a callee's gas when it returns; geth counts it in the CALL's cost. Here
       // `callCost` included it already; what StructLogger adds to the last log is added only when
       // that log is not the call's own (its `limit` was reached).
       const last = this.logs[this.logs.length - 1];
-      if (last && last.depth === start.depth && this.callLogged !== last) {
-        const stipend = start.value > 0n && (start.kind === 'call' || start.kind === 'callcode');
-        last.gasCost += Number(start.gas - (stipend ? CALL_STIPEND : 0n));
+      const stipend = start.value > 0n && (start.kind === 'call' || start.kind === 'callcode');
+      const handed = Number(start.gas - (stipend ? CALL_STIPEND : 0n));
+      let log = this.callLogged;
+      if (!log && last && last.depth === start.depth) {
+        last.gasCost += handed;
+        log = last;
       }
+      if (log) refusable = { log, handed };
     } else if (creating && start.depth > 0) {
       creating.gasCost -= Number(start.gas);
     }
     this.callLogged = null;
+    // ethereumjs counts the refunds of the EVM only, not EIP-7702's for authorities that exist.
+    if (start.depth === 0) this.baseRefund = this.world.refund;
     this.frames.push({
       startGas: start.gas,
       creation,
       silent: creation && start.input.length === 0,
       pending: null,
+      refusable,
     });
   }
 
+  /** The refund counter as the transaction's frame started. */
+  private baseRefund = 0;
   /** The log whose cost `callCost` set, so the callee's start does not add its gas again. */
   private callLogged: StructLog | null = null;
 
   private frameEnd(end: FrameEnd): void {
     const frame = this.frames.pop();
     if (!frame) return;
+    // ethereumjs reports a call refused for its depth or an unaffordable value with no gas handed on.
+    if (frame.refusable && (end.error === 'insufficient balance' || end.error === 'call depth'))
+      frame.refusable.log.gasCost -= frame.refusable.handed;
     const pending = frame.pending;
     if (pending) {
       if (end.error === null || end.error === 'revert' || end.error === 'code store out of gas') {
@@ -146,6 +162,8 @@ export class EvmStructLogger {
       } else if (pending.op !== RETURN && pending.op !== REVERT) {
         const oog = end.error === 'out of gas' && !end.failedOp?.sentry && pending.found;
         pending.log.gasCost = oog ? this.outOfGasCost(pending.op, oog) : this.failedCost(pending.op);
+        if (oog && pending.op === SSTORE)
+          setRefund(pending.log, (pending.log.refund ?? 0) + this.sstoreRefund(oog));
       }
     }
     const error =
@@ -182,6 +200,8 @@ export class EvmStructLogger {
     const pending = frame.pending;
     if (pending) {
       pending.log.gasCost = pending.gas - view.gas;
+      // ethereumjs's gas function of SSTORE moves the refund counter before the op is logged.
+      if (pending.op === SSTORE) setRefund(pending.log, view.refund - this.baseRefund);
       frame.pending = null;
     }
     const { limit } = this.options;
@@ -217,7 +237,7 @@ export class EvmStructLogger {
         log.storage = [...slots];
       }
     }
-    if (view.refund > 0) log.refund = view.refund;
+    setRefund(log, view.refund - this.baseRefund);
     if (op === RETURN || op === REVERT) log.gasCost = memoryExpansion(view);
     chargeOutput(structLogBytes(log));
     this.logs.push(log);
@@ -289,7 +309,7 @@ export class EvmStructLogger {
         cost = BigInt(this.access(op, f.cold)) + memory(f.b, f.d, f.memWords) + 3n * words(f.d);
         break;
       case 0x5e: // MCOPY
-        cost = BigInt(staticGas) + memory(f.a > f.b ? f.a : f.b, f.c, f.memWords) + 3n * words(f.c);
+        cost = BigInt(staticGas) + memory(bigMax(f.a, f.b), f.c, f.memWords) + 3n * words(f.c);
         break;
       case 0x51: // MLOAD
       case 0x52: // MSTORE
@@ -343,6 +363,22 @@ export class EvmStructLogger {
     return staticGas - rules.warmAccess + (op === SLOAD ? rules.coldSload : rules.coldAccountAccess);
   }
 
+  /** What SSTORE adds to the refund counter, as src/evm's interpreter adds it. */
+  private sstoreRefund(f: Found): number {
+    const sstore = this.rules.sstore;
+    const value = f.b;
+    if (sstore.scheme === 'simple') return f.current !== 0n && value === 0n ? sstore.clearRefund : 0;
+    if (f.current === value) return 0;
+    if (f.original === f.current) return f.original !== 0n && value === 0n ? sstore.clearRefund : 0;
+    let refund = 0;
+    if (f.original !== 0n) {
+      if (f.current === 0n) refund -= sstore.clearRefund;
+      else if (value === 0n) refund += sstore.clearRefund;
+    }
+    if (f.original === value) refund += (f.original === 0n ? sstore.set : sstore.reset) - sstore.noop;
+    return refund;
+  }
+
   /** SSTORE's gas as src/evm's interpreter charges it (its constant gas is none). */
   private sstoreCost(f: Found): number {
     const sstore = this.rules.sstore;
@@ -382,6 +418,11 @@ export class EvmStructLogger {
     const returnValue = !top || (failed && top.error !== 'revert') ? '0x' : toHex(top.output);
     return { gas: Number(outcome.gasUsed), failed, returnValue, structLogs: this.logs.map(toJson) };
   }
+}
+
+function setRefund(log: StructLog, refund: number): void {
+  if (refund > 0) log.refund = refund;
+  else delete log.refund;
 }
 
 /** Memory expansion to cover [offset, offset + size), from `memWords` words. */
