@@ -237,7 +237,8 @@ export class EvmStructLogger {
         log.storage = [...slots];
       }
     }
-    setRefund(log, view.refund - this.baseRefund);
+    const refund = view.refund - this.baseRefund;
+    if (refund > 0) log.refund = refund;
     if (op === RETURN || op === REVERT) log.gasCost = memoryExpansion(view);
     chargeOutput(structLogBytes(log));
     this.logs.push(log);
@@ -420,9 +421,10 @@ export class EvmStructLogger {
   }
 }
 
+/** A log's refund once its op moved the counter (a log without one has no `refund` field). */
 function setRefund(log: StructLog, refund: number): void {
   if (refund > 0) log.refund = refund;
-  else delete log.refund;
+  else if (log.refund !== undefined) delete log.refund;
 }
 
 /** Memory expansion to cover [offset, offset + size), from `memWords` words. */
