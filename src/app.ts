@@ -6,6 +6,8 @@ import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
 import { describeForLog, UserError } from './core/errors.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
+import { defaultEngine } from './exec/evmEngine.ts';
+import { InlineCallsClient } from './exec/inline.ts';
 import { PrefetchingClient } from './exec/prefetch.ts';
 import { type Logger, lineLogger, RequestLine } from './observe/log.ts';
 import { METRICS_CONTENT_TYPE, Metrics } from './observe/metrics.ts';
@@ -165,7 +167,12 @@ export async function buildApp(
       : {}),
   });
   // Upstream mode: each job's state is read ahead in a few round trips before a worker runs it.
-  const execution: ExecutionClient = upstream ? new PrefetchingClient(pool, upstream.prefetch) : pool;
+  // Otherwise eth_call and eth_estimateGas run on this thread first, within a small budget.
+  const inline =
+    !upstream && defaultEngine() === 'evm' ? new InlineCallsClient(pool, chain, limits.calls) : null;
+  const execution: ExecutionClient = upstream
+    ? new PrefetchingClient(pool, upstream.prefetch)
+    : (inline ?? pool);
   const fees = new FeeService(chain);
   const logs = new LogService(chain, limits.methods);
   const events = new ChainEvents(deps.store, log);
@@ -229,6 +236,7 @@ export async function buildApp(
   metrics.readFrom({
     pool: () => execution.stats(),
     replayCache: () => services.replay.stats(),
+    ...(inline ? { inlineCalls: () => inline.inlineStats() } : {}),
     head,
     ...(deps.follow ? { follow: deps.follow } : {}),
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { keccak256 } from '../primitives/keccak.ts';
+import { applyDaoFork } from './dao.ts';
 import type { BlockEnv } from './env.ts';
 import type { ForkRules } from './forks.ts';
 import type { EvmTracer } from './hooks.ts';
@@ -75,6 +76,8 @@ export interface BlockOptions {
    * making the block invalid (geth's rule, the default).
    */
   requestContractsOptional?: boolean;
+  /** The chain's DAO fork block (src/evm/dao.ts): its irregular state change comes first. */
+  daoFork?: boolean;
 }
 
 export interface Receipt {
@@ -117,6 +120,7 @@ export function applyBlock(
   options: BlockOptions = {},
 ): BlockResult {
   const env = block.env;
+  if (options.daoFork) applyDaoFork(world, rules);
   if (rules.beaconRoots && block.parentBeaconBlockRoot !== null) {
     systemCall(world, rules, env, precompiles, BEACON_ROOTS_ADDRESS, wordBytes(block.parentBeaconBlockRoot));
   }

@@ -12,6 +12,11 @@ export interface BlockEnv {
   baseFee: bigint;
   /** EIP-4844 excess blob gas (0 before Cancun). */
   excessBlobGas: bigint;
+  /**
+   * The blob base fee when it is not the one `excessBlobGas` gives: a simulated call's (a block
+   * override's, or the zero geth gives a blob call that names no blob fee cap).
+   */
+  blobBaseFee?: bigint;
   chainId: bigint;
   /** Hash of an earlier block (BLOCKHASH asks only for the 256 before this one); 0n when unknown. */
   blockHash(number: bigint): bigint;

@@ -211,6 +211,10 @@ export class WorldState {
     if (account === undefined) {
       account = new Account(address);
       account.load(this.reader.account(address));
+      if (this.alwaysWarmAddresses?.has(address)) {
+        account.warm = true;
+        account.alwaysWarm = true;
+      }
       this.accounts.set(address, account);
     }
     return account;
@@ -399,6 +403,19 @@ export class WorldState {
     return value;
   }
 
+  /**
+   * Empties the account's storage between transactions, outside the journal (a call's state
+   * override that gives an account's whole storage); its changes say the storage was wiped.
+   */
+  clearStorage(account: Account): void {
+    account.storageCleared = true;
+    account.committed.clear();
+    account.current.clear();
+    account.changed = true;
+    account.wiped = true;
+    account.changedSlots = null;
+  }
+
   setStorage(account: Account, slot: bigint, value: bigint): void {
     this.record(STORAGE, account, slot, account.current.get(slot));
     account.current.set(slot, value);
@@ -422,19 +439,26 @@ export class WorldState {
   // ---------------------------------------------------------------- access sets (EIP-2929)
 
   private readonly alwaysWarm = new WeakSet<readonly bigint[]>();
+  private alwaysWarmAddresses: Set<bigint> | null = null;
 
   /**
    * Accounts warm in every transaction (the precompiles): marked once for this world, outside the
-   * journal and the per-transaction reset, instead of being warmed anew by each transaction.
+   * journal and the per-transaction reset, instead of being warmed anew by each transaction. An
+   * account not read yet is marked when it is (`account`): reading all eighteen of Osaka's
+   * precompiles from the store for every eth_call cost more than the call's own execution.
    */
   warmAlways(addresses: readonly bigint[]): void {
     if (this.alwaysWarm.has(addresses)) return;
+    const always = this.alwaysWarmAddresses ?? new Set<bigint>();
     for (const address of addresses) {
-      const account = this.account(address);
-      account.warm = true;
-      account.alwaysWarm = true;
+      always.add(address);
+      const account = this.accounts.get(address);
+      if (account !== undefined) {
+        account.warm = true;
+        account.alwaysWarm = true;
+      }
     }
-    // Only once all are read: a MissingState midway leaves the list to be warmed on the rerun.
+    this.alwaysWarmAddresses = always;
     this.alwaysWarm.add(addresses);
   }
 

@@ -123,6 +123,11 @@ export function blobBaseFee(rules: ForkRules, excessBlobGas: bigint): bigint {
   return fakeExponential(MIN_BLOB_BASE_FEE, excessBlobGas, rules.blobs.baseFeeUpdateFraction);
 }
 
+/** The blob base fee transactions in this block pay and BLOBBASEFEE reads. */
+function blockBlobBaseFee(rules: ForkRules, block: BlockEnv): bigint {
+  return block.blobBaseFee ?? blobBaseFee(rules, block.excessBlobGas);
+}
+
 function zeroBytes(data: Uint8Array): number {
   let zeros = 0;
   for (let i = 0; i < data.length; i++) if (data[i] === 0) zeros++;
@@ -223,7 +228,7 @@ function validate(
         'TYPE_3_TX_MAX_BLOB_GAS_ALLOWANCE_EXCEEDED',
         `${count} blobs, above the block's ${rules.blobs.max}`,
       );
-    if (tx.maxFeePerBlobGas < blobBaseFee(rules, block.excessBlobGas))
+    if (tx.maxFeePerBlobGas < blockBlobBaseFee(rules, block))
       invalid('INSUFFICIENT_MAX_FEE_PER_BLOB_GAS', 'max fee per blob gas below the blob base fee');
   }
   if (tx.type === 4) {
@@ -295,7 +300,7 @@ function execute(
   const sender = world.account(tx.sender);
   const gasPrice = effectiveGasPrice(tx, block.baseFee);
   const blobGas = BigInt(tx.blobVersionedHashes.length) * GAS_PER_BLOB;
-  const blobFee = blobBaseFee(rules, block.excessBlobGas);
+  const blobFee = blockBlobBaseFee(rules, block);
   if (fees) world.subBalance(sender, tx.gasLimit * gasPrice + blobGas * blobFee);
   if (rules.accessLists) {
     world.warmAccount(sender);

@@ -176,3 +176,49 @@ export class InProcessExecutionClient implements ExecutionClient {
 
   async close(): Promise<void> {}
 }
+
+/**
+ * A client that adds something to another's runs (read-ahead, inline calls) and hands everything
+ * else to it unchanged.
+ */
+export abstract class WrappingClient implements ExecutionClient {
+  constructor(protected readonly inner: ExecutionClient) {}
+
+  abstract run<K extends JobKind>(
+    kind: K,
+    payload: JobPayload<K>,
+    options?: RunOptions,
+  ): Promise<JobResult<K>>;
+
+  prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
+    return this.inner.prepare(kind, payload);
+  }
+
+  get size(): number {
+    return this.inner.size;
+  }
+
+  get deadlineMs(): number {
+    return this.inner.deadlineMs;
+  }
+
+  spareWorkers(): number {
+    return this.inner.spareWorkers();
+  }
+
+  batch<T>(work: () => Promise<T>): Promise<T> {
+    return this.inner.batch(work);
+  }
+
+  stats(): PoolStats {
+    return this.inner.stats();
+  }
+
+  warm(): Promise<void> {
+    return this.inner.warm();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -33,7 +33,7 @@ export function defaultEngine(): Engine {
 /** A chain's forks as the EVM's rules, one table per chain spec. */
 const forksBySpec = new WeakMap<object, EvmForks>();
 
-/** The EVM's rules for a block of this chain; null for a fork src/evm has no row for (the DAO fork's). */
+/** The EVM's rules for a block of this chain; null for a fork src/evm has no row for. */
 export function evmFork(chain: ChainReader, common: Common): EvmFork | null {
   let forks = forksBySpec.get(chain.spec);
   if (!forks) {
@@ -50,43 +50,125 @@ export function evmFork(chain: ChainReader, common: Common): EvmFork | null {
 const EMPTY = new Uint8Array(0);
 
 /**
+ * What the calls on one block read from the flat history, kept for the next call on that block.
+ * A node answers a stream of eth_calls on the head from memory (geth's state caches, anvil's whole
+ * state); here one flat-history read is an LMDB range lookup, and a token call reads several.
+ * Keyed by block hash, whose post-state never changes: a block rewound or reorged away has another
+ * hash in its place. A request that reads a block while a reorg replaces it may mix the two, as it
+ * may without the cache (the history is read by number).
+ */
+export class BlockReads {
+  readonly accounts = new Map<bigint, AccountRecord | null>();
+  readonly slots = new Map<bigint, Map<bigint, bigint>>();
+  entries = 0;
+
+  /** Recent blocks, least recently used first. */
+  private static readonly recent = new Map<string, BlockReads>();
+  private static readonly BLOCKS = 4;
+  /** Entries per block, at about 200 bytes each. */
+  static readonly MAX_ENTRIES = 100_000;
+
+  /** Forgets every block's reads (bench/callJob.ts measures calls on a cold cache with it). */
+  static clear(): void {
+    BlockReads.recent.clear();
+  }
+
+  /** The reads kept for block `hash` (made empty if none), now the most recently used. */
+  static of(hash: Uint8Array): BlockReads {
+    const key = bytesKey(hash);
+    const recent = BlockReads.recent;
+    let reads = recent.get(key);
+    if (reads !== undefined) recent.delete(key);
+    else reads = new BlockReads();
+    recent.set(key, reads);
+    if (recent.size > BlockReads.BLOCKS) {
+      const oldest = recent.keys().next().value;
+      if (oldest !== undefined) recent.delete(oldest);
+    }
+    return reads;
+  }
+}
+
+/** Code by hash, shared by every reader of a thread (code under a hash never changes). */
+const codes = new Map<string, Uint8Array>();
+let codeBytes = 0;
+const MAX_CODE_BYTES = 32 * 1024 * 1024;
+
+/**
  * The state after block `number`, read synchronously from the flat history. The history keeps no
  * storage roots, so whether an account has storage is unknown (see AccountRecord.hasStorage): its
- * slots are read, and EIP-7610 is not enforced for it, as the ethereumjs path never did.
+ * slots are read, and EIP-7610 is not enforced for it, as the ethereumjs path never did. `kept`
+ * shares what is read with later readers of the same block (BlockReads).
  */
 export class FlatStateReader implements StateReader {
-  private readonly codes = new Map<string, Uint8Array>();
-
   constructor(
     private readonly reads: SyncStateReads,
     private readonly number: bigint,
+    private readonly kept: BlockReads | null = null,
   ) {}
 
   account(address: bigint): AccountRecord | null {
+    const kept = this.kept;
+    if (kept !== null) {
+      const record = kept.accounts.get(address);
+      if (record !== undefined) return record;
+    }
     const flat = this.reads.accountAt(addressBytes(address), this.number);
-    if (flat === null) return null;
-    return { nonce: flat.nonce, balance: flat.balance, codeHash: flat.codeHash, hasStorage: null };
+    const record: AccountRecord | null =
+      flat === null
+        ? null
+        : { nonce: flat.nonce, balance: flat.balance, codeHash: flat.codeHash, hasStorage: null };
+    if (kept !== null && kept.entries < BlockReads.MAX_ENTRIES) {
+      kept.accounts.set(address, record);
+      kept.entries++;
+    }
+    return record;
   }
 
   code(codeHash: Uint8Array): Uint8Array {
     if (equalBytes(codeHash, EMPTY_CODE_HASH)) return EMPTY;
     const key = bytesKey(codeHash);
-    let code = this.codes.get(key);
+    let code = codes.get(key);
     if (code === undefined) {
       code = this.reads.code(codeHash) ?? EMPTY;
-      this.codes.set(key, code);
+      if (codeBytes + code.length > MAX_CODE_BYTES) {
+        codes.clear();
+        codeBytes = 0;
+      }
+      codes.set(key, code);
+      codeBytes += code.length;
     }
     return code;
   }
 
   storage(address: bigint, slot: bigint): bigint {
-    const value = this.reads.storageAt(addressBytes(address), wordBytes(slot), this.number);
-    return value.length === 0 ? 0n : bytesToBigint(value);
+    const kept = this.kept;
+    let slots: Map<bigint, bigint> | undefined;
+    if (kept !== null) {
+      slots = kept.slots.get(address);
+      const value = slots?.get(slot);
+      if (value !== undefined) return value;
+    }
+    const stored = this.reads.storageAt(addressBytes(address), wordBytes(slot), this.number);
+    const value = stored.length === 0 ? 0n : bytesToBigint(stored);
+    if (kept !== null && kept.entries < BlockReads.MAX_ENTRIES) {
+      if (slots === undefined) {
+        slots = new Map();
+        kept.slots.set(address, slots);
+      }
+      slots.set(slot, value);
+      kept.entries++;
+    }
+    return value;
   }
 }
 
 /** The block environment of `header` as its opcodes read it; BLOCKHASH from the canonical chain. */
-export function blockEnv(header: BlockHeader, chainId: bigint, reads: SyncStateReads): BlockEnv {
+export function blockEnv(
+  header: BlockHeader,
+  chainId: bigint,
+  reads: Pick<SyncStateReads, 'canonicalHash'>,
+): BlockEnv {
   return {
     number: header.number,
     timestamp: header.timestamp,

@@ -1,15 +1,17 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
-import { Hardfork } from '@ethereumjs/common';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { BEACON_ROOTS_ADDRESS, HISTORY_STORAGE_ADDRESS } from '../evm/block.ts';
+import { applyDaoFork } from '../evm/dao.ts';
 import type { ForkRules } from '../evm/forks.ts';
 import type { EvmTracer } from '../evm/hooks.ts';
 import { WorldState } from '../evm/state.ts';
 import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
 import { bytesToBigint } from '../evm/words.ts';
-import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import { blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
+import { isDaoForkBlock } from './evmRules.ts';
+import { evmStateAt, untilComplete, WrittenSlots } from './fetchingState.ts';
 import type { StateAccess } from './session.ts';
 import { type ConflictBoard, PartConflict } from './speculation.ts';
 import {
@@ -47,31 +49,45 @@ const HISTORY_SERVE_WINDOW = 8191n;
 /**
  * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
  * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
- * run it yet: a store without synchronous reads (upstream mode), the DAO fork block (its irregular
- * state change lives in ethereumjs's runBlock), a fork without a rule row, or a vmTrace. A `part`
- * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what
- * each read and changed.
+ * run it yet: a store without state reads for it, a fork without a rule row, or a vmTrace. A `part`
+ * runs only some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what each
+ * read and changed. In upstream mode a transaction that reaches state not fetched yet runs again
+ * once it is (src/exec/fetchingState.ts).
  */
-export function replayOnEvm(
+export async function replayOnEvm(
   chain: ChainReader,
   block: Block,
   types: TraceTypes,
   part?: { indices: readonly number[]; board?: ConflictBoard },
   extra?: EvmTracerFactory,
-): { txs: EvmReplayedTx[]; access: StateAccess[] } | null {
-  const reads = chain.store.syncReads;
-  if (!reads || types.vmTrace) return null;
+): Promise<{ txs: EvmReplayedTx[]; access: StateAccess[] } | null> {
+  if (types.vmTrace) return null;
   const header = block.header;
   const common = chain.commonAt(header.number, header.timestamp);
-  if (common.hardforkBlock(Hardfork.Dao) === header.number) return null;
   const fork = evmFork(chain, common);
   if (!fork) return null;
+  const state = evmStateAt(chain.store, { number: header.number - 1n, hash: header.parentHash }, fork);
+  if (!state) return null;
   const { rules, precompiles } = fork;
-  const reader = new FlatStateReader(reads, header.number - 1n);
+  const { reader, fetching } = state;
   const world = new WorldState(reader);
-  const env = blockEnv(header, fork.chainId, reads);
-  systemWrites(world, rules, header);
+  const env = blockEnv(header, fork.chainId, state.hashes);
+  // The DAO fork's state change comes before the transactions, outside any of their traces. Each
+  // ends its own transaction, so each is retried on its own.
+  if (isDaoForkBlock(common, header.number))
+    await untilComplete(
+      fetching,
+      () => applyDaoFork(world, rules),
+      () => world.abortTransaction(),
+    );
+  await untilComplete(
+    fetching,
+    () => systemWrites(world, rules, header),
+    () => world.abortTransaction(),
+  );
   const diffs = types.stateDiff || part ? new StateDiffRecorder(world, reader) : null;
+  // Upstream mode: the slots each transaction writes, for the keys its stateDiff may read.
+  const written = fetching && diffs ? new WrittenSlots() : null;
   diffs?.skip();
   // A part notes what each transaction read and changed; the coinbase's reads outside the EVM (the
   // fee payment every transaction makes) are not noted (src/services/parallelCalls.ts).
@@ -83,23 +99,45 @@ export function replayOnEvm(
     if (only && !only.has(index)) continue;
     // Another part (or this one) found a conflict: the block will be replayed whole.
     if (part?.board?.lost) break;
-    const parity = types.trace ? new ParityCallTracer() : null;
-    const traced = extra ? extra(tx, index, world, rules) : null;
-    const tracer = allEvmTracers([
-      parity && adaptTracer(parity, world),
-      diffs?.tracer ?? null,
-      access?.tracer ?? null,
-      traced?.tracer ?? null,
-    ]);
-    let result: TransactionResult;
+    let run: { result: TransactionResult; parity: ParityCallTracer | null };
+    // The extra tracer of the run that completed: each run (one stopped for missing state, then the
+    // one that had it all) gets a fresh one.
+    let traced: ReturnType<EvmTracerFactory> = null;
     try {
-      result = applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer);
-      traced?.finish();
+      run = await untilComplete(
+        fetching,
+        () => {
+          const parity = types.trace ? new ParityCallTracer() : null;
+          traced = extra ? extra(tx, index, world, rules) : null;
+          const tracer = allEvmTracers([
+            parity && adaptTracer(parity, world),
+            diffs?.tracer ?? null,
+            access?.tracer ?? null,
+            written?.tracer ?? null,
+            traced?.tracer ?? null,
+          ]);
+          return {
+            result: applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer),
+            parity,
+          };
+        },
+        () => {
+          diffs?.abandon();
+          access?.abandon();
+          written?.clear();
+        },
+      );
+      (traced as ReturnType<EvmTracerFactory>)?.finish();
     } catch (e) {
       // In a part, a transaction invalid on the part's state (funds or a nonce another part
       // provides) only means the part cannot stand alone.
       if (part && e instanceof InvalidTransaction) throw new PartConflict(index, e);
       throw e;
+    }
+    const { result, parity } = run;
+    if (written) {
+      await untilComplete(fetching, () => fetching?.prepareDiff(world, written.slots));
+      written.clear();
     }
     const changes = diffs ? diffs.changes() : null;
     txs.push({

@@ -1,4 +1,4 @@
-import type { Common } from '@ethereumjs/common';
+import { type Common, Hardfork } from '@ethereumjs/common';
 import type { ChainSpec } from '../chain/genesis.ts';
 import { type ForkRules, forkByName, forkRules, withBlobSchedule } from '../evm/forks.ts';
 import { type Precompile, precompilesFor } from '../evm/precompiles/index.ts';
@@ -58,4 +58,15 @@ export class EvmForks {
     }
     return { rules, precompiles: precompilesFor(rules.precompiles), chainId: this.spec.chainId };
   }
+}
+
+/**
+ * Whether block `number` is the chain's DAO fork block, whose irregular state change
+ * (src/evm/dao.ts) comes before its transactions. The Common has the fork only for a chain spec
+ * with `daoForkSupport` (src/chain/genesis.ts makeCommon).
+ */
+export function isDaoForkBlock(common: Common, number: bigint): boolean {
+  return (
+    common.hardforkIsActiveOnBlock(Hardfork.Dao, number) && common.hardforkBlock(Hardfork.Dao) === number
+  );
 }

@@ -1,25 +1,37 @@
-import type { BlockHeader } from '@ethereumjs/block';
+import type { Block, BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
 import { NotFound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
 import type { ForkRules } from '../evm/forks.ts';
-import type { EvmTracer, FrameEnd } from '../evm/hooks.ts';
+import type { EvmTracer, FrameEnd, StepTracer } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
-import { WorldState } from '../evm/state.ts';
-import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
+import { type StateReader, WorldState } from '../evm/state.ts';
+import {
+  type AccessListEntry,
+  applyTransaction,
+  blobBaseFee,
+  floorDataGas,
+  InvalidTransaction,
+  intrinsicGas,
+  type Transaction,
+  type TransactionResult,
+} from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
-import { blockEnv, evmFork, evmTransaction, FlatStateReader } from './evmEngine.ts';
+import { BlockReads, blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
-import { blockEnvironment, simulationCommon } from './machine.ts';
+import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
+import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
 import {
   type CallFailure,
   type CallTrace,
   checkSameFork,
+  type OpListener,
   type SimulatedCall,
   type StateAccess,
 } from './session.ts';
@@ -33,9 +45,22 @@ import {
 import type { ExecutionTracer } from './tracing/hooks.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
-import { bigMax, callTransaction, effectivePrice, floorGas } from './transaction.ts';
+import {
+  bigMax,
+  blobGas,
+  callTransaction,
+  effectivePrice,
+  firstLine,
+  floorGas,
+  txType,
+} from './transaction.ts';
+import { Watchdog } from './watchdog.ts';
 
 const ZERO_ADDRESS = new Uint8Array(20);
+const EMPTY_DATA = new Uint8Array(0);
+
+/** Makes a call's tracer for one run, on the state and rules it runs on (debug_traceCall). */
+export type CallTracerMaker = (world: WorldState, rules: ForkRules) => EvmTracer | null;
 
 /**
  * trace_call / trace_callMany / trace_rawTransaction on the EVM of src/evm: calls simulated in order
@@ -45,11 +70,13 @@ const ZERO_ADDRESS = new Uint8Array(20);
  * same words; only the execution differs.
  */
 export class EvmCallSession {
-  private readonly zeroFeeEnv: BlockEnv;
   private diffs: StateDiffRecorder | null = null;
   private overrides: StateOverrides | null = null;
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
+  private watchdog: EvmTracer | null = null;
+  /** Upstream mode: the slots each call writes, for the keys its stateDiff may read. */
+  private written: WrittenSlots | null = null;
 
   private constructor(
     chain: ChainReader,
@@ -58,11 +85,14 @@ export class EvmCallSession {
     private readonly envHeader: BlockHeader,
     private readonly fork: EvmFork,
     private readonly world: WorldState,
-    private readonly reader: FlatStateReader,
+    private readonly reader: StateReader,
+    /** Upstream mode: what the calls reach that is not fetched yet is fetched, and the call runs again. */
+    private readonly fetching: FetchingStateReader | null,
     private readonly env: BlockEnv,
     private readonly gasCap: bigint,
+    /** The environment block CallSession runs the calls in when block overrides make one. */
+    private readonly overriddenBlock: Block | null,
   ) {
-    this.zeroFeeEnv = { ...env, baseFee: 0n };
     this.common = simulationCommon(chain.commonAt(header.number, header.timestamp));
   }
 
@@ -71,18 +101,22 @@ export class EvmCallSession {
 
   /**
    * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
-   * request yet (the caller uses CallSession): a store without synchronous reads, a fork without a
-   * rule row, a blob base fee override, or a state override that replaces an account's whole storage.
+   * request (the caller uses CallSession): a store without state reads for it, or a fork without a
+   * rule row.
    */
   static async openAt(
     chain: ChainReader,
     blockHash: Uint8Array,
-    opts: { gasCap: bigint; stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
+    opts: {
+      gasCap: bigint;
+      stateOverrides?: StateOverrides;
+      blockOverrides?: BlockOverrides;
+      /** Stop the geth-dialect calls past this performance.now() time (src/exec/watchdog.ts). */
+      deadline?: number;
+    },
   ): Promise<EvmCallSession | null> {
-    const reads = chain.store.syncReads;
     const env = opts.blockOverrides;
-    if (!reads || env?.blobBaseFee !== undefined) return null;
-    if (opts.stateOverrides?.some((o) => o.override.state !== undefined)) return null;
+    if (!(chain.store.syncReads || chain.store.fetchedReads)) return null;
     const header = await chain.header(blockHash);
     if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
     const common = chain.commonAt(header.number, header.timestamp);
@@ -91,6 +125,7 @@ export class EvmCallSession {
     // Block overrides are checked and applied by the code CallSession uses (the same refusals in the
     // same words); the block it builds is the environment's source.
     let envHeader = header;
+    let overriddenBlock: Block | null = null;
     if (env) {
       if (env.number !== undefined || env.time !== undefined) {
         checkSameFork(
@@ -101,10 +136,22 @@ export class EvmCallSession {
           env.time ?? header.timestamp,
         );
       }
-      envHeader = blockEnvironment(header, simulationCommon(common), env).header;
+      overriddenBlock = blockEnvironment(header, simulationCommon(common), env);
+      envHeader = overriddenBlock.header;
     }
-    const reader = new FlatStateReader(reads, header.number);
+    const state = evmStateAt(
+      chain.store,
+      { number: header.number, hash: blockHash },
+      fork,
+      BlockReads.of(blockHash),
+    );
+    if (!state) return null;
+    const { reader, fetching } = state;
     const world = new WorldState(reader);
+    const environment = blockEnv(envHeader, fork.chainId, state.hashes);
+    // As CallSession: the override binds only where the block has a blob base fee (Cancun on).
+    if (env?.blobBaseFee !== undefined && envHeader.excessBlobGas !== undefined)
+      environment.blobBaseFee = env.blobBaseFee;
     const session = new EvmCallSession(
       chain,
       header,
@@ -112,12 +159,20 @@ export class EvmCallSession {
       fork,
       world,
       reader,
-      blockEnv(envHeader, fork.chainId, reads),
+      fetching,
+      environment,
       opts.gasCap,
+      overriddenBlock,
     );
+    if (opts.deadline !== undefined) session.watchdog = { step: new Watchdog(opts.deadline) };
     if (opts.stateOverrides) {
-      session.overrides = opts.stateOverrides;
-      applyStateOverrides(world, opts.stateOverrides);
+      const overrides = opts.stateOverrides;
+      session.overrides = overrides;
+      await untilComplete(
+        fetching,
+        () => applyStateOverrides(world, overrides),
+        () => world.abortTransaction(),
+      );
     }
     return session;
   }
@@ -129,10 +184,66 @@ export class EvmCallSession {
     return this.envHeader.baseFeePerGas;
   }
 
+  /** The fork's precompiles, by address (createAccessList leaves them out of its list). */
+  precompileAddresses(): Uint8Array[] {
+    return [...this.fork.precompiles.keys()].map((address) => addressBytes(BigInt(address)));
+  }
+
+  private readonly environments = new Map<string, BlockEnv>();
+
+  /**
+   * The environment a call runs in: the session's, or with a zero base fee (a call that pays no
+   * price sees BASEFEE 0, as Reth and geth do) and/or a zero blob base fee (a blob call naming no
+   * blob fee cap, as geth).
+   */
+  private environment(zeroBaseFee: boolean, zeroBlobBaseFee: boolean): BlockEnv {
+    if (!zeroBaseFee && !zeroBlobBaseFee) return this.env;
+    const key = `${zeroBaseFee}/${zeroBlobBaseFee}`;
+    let env = this.environments.get(key);
+    if (!env) {
+      env = {
+        ...this.env,
+        ...(zeroBaseFee ? { baseFee: 0n } : {}),
+        ...(zeroBlobBaseFee && this.envHeader.excessBlobGas !== undefined ? { blobBaseFee: 0n } : {}),
+      };
+      this.environments.set(key, env);
+    }
+    return env;
+  }
+
+  /** The environment of `call` (see `environment`). */
+  private callEnvironment(call: CallRequest, price: bigint): BlockEnv {
+    const baseFee = this.envHeader.baseFeePerGas;
+    return this.environment(
+      price === 0n && baseFee !== undefined && baseFee !== 0n,
+      call.blobVersionedHashes !== undefined && !call.maxFeePerBlobGas,
+    );
+  }
+
+  /**
+   * A blob fee cap below the blob base fee, refused before the run in the words CallSession's
+   * ethereumjs run refuses it (naming the VM's fork, the environment block and the transaction).
+   */
+  private checkBlobFee(tx: TypedTransaction, env: BlockEnv, price: bigint, index: number): void {
+    if (!('maxFeePerBlobGas' in tx) || !this.fork.rules.blobs) return;
+    const blobFee = env.blobBaseFee ?? blobBaseFee(this.fork.rules, env.excessBlobGas);
+    if (tx.maxFeePerBlobGas >= blobFee) return;
+    const baseFee = this.envHeader.baseFeePerGas;
+    let block = this.overriddenBlock ?? cachedEnvironment(this.header, this.common);
+    if (price === 0n && baseFee !== undefined && baseFee !== 0n)
+      block = environmentBlock({ ...block.header.toJSON(), baseFeePerGas: 0n }, this.common);
+    const message =
+      `Transaction's maxFeePerBlobGas ${tx.maxFeePerBlobGas}) is less than block blobGasPrice (${blobFee}). ` +
+      `(vm hf=${this.common.hardfork()} -> ${block.errorStr()} -> ${tx.errorStr()})`;
+    throw new CallValidationError(index, firstLine(message));
+  }
+
   /** The account as the session's state holds it now (overrides and earlier calls included). */
   async account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }> {
-    const account = this.world.account(bytesToBigint(address));
-    return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+    return untilComplete(this.fetching, () => {
+      const account = this.world.account(bytesToBigint(address));
+      return { balance: account.balance, nonce: account.nonce, code: account.code(this.reader) };
+    });
   }
 
   /**
@@ -143,16 +254,12 @@ export class EvmCallSession {
   async simulate(
     request: CallRequest,
     index: number,
-    tracer: EvmTracer | null,
-    options: { dialect: 'geth'; isolated?: boolean },
+    tracer: CallTracerMaker | null,
+    options: { dialect: 'geth'; isolated?: boolean; onOp?: OpListener },
   ): Promise<SimulatedCall> {
-    const world = options.isolated ? this.freshWorld() : this.world;
-    return this.runGeth(world, request, index, tracer);
-  }
-
-  /** The state the session's calls run on, and its fork's rules (for a tracer that reads them). */
-  get state(): { world: WorldState; rules: ForkRules } {
-    return { world: this.world, rules: this.fork.rules };
+    return untilComplete(this.fetching, () =>
+      this.runGeth(options.isolated ? this.freshWorld() : this.world, request, index, options.onOp, tracer),
+    );
   }
 
   private freshWorld(): WorldState {
@@ -165,7 +272,8 @@ export class EvmCallSession {
     world: WorldState,
     request: CallRequest,
     index: number,
-    tracer: EvmTracer | null,
+    onOp: OpListener | undefined,
+    makeTracer: CallTracerMaker | null = null,
   ): SimulatedCall {
     const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'geth');
@@ -173,18 +281,12 @@ export class EvmCallSession {
     const callerBytes = call.from ?? ZERO_ADDRESS;
     const caller = new Address(callerBytes);
     const price = effectivePrice(call, baseFee, index);
-    const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
+    const env = this.callEnvironment(call, price);
     const sender = world.account(bytesToBigint(callerBytes));
-    const tx = callTransaction(
-      call,
-      { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
-      this.common,
-      baseFee,
-    );
+    const built = this.build(call, caller, sender.nonce, price, index);
     const value = call.value ?? 0n;
-    const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
     // geth checks the funds (buyGas) before the intrinsic gas; so does CallSession, and so here.
-    const want = call.gas * feeCap + value;
+    const want = call.gas * built.feeCap + value + built.blobFeeCap;
     if (sender.balance < want) {
       throw new CallValidationError(
         index,
@@ -193,7 +295,7 @@ export class EvmCallSession {
         'insufficient funds',
       );
     }
-    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    const intrinsic = bigMax(built.intrinsic, built.floor);
     if (call.gas < intrinsic) {
       throw new CallValidationError(
         index,
@@ -207,23 +309,22 @@ export class EvmCallSession {
       world.endTransaction(this.fork.rules.emptyIsAbsent);
       return { output: new Uint8Array(), gasUsed: 0n, gasSpent: null, failed: true };
     }
+    if (built.ethereumjs) this.checkBlobFee(built.ethereumjs, env, price, index);
+    // A tracer of the call (debug_traceCall), made for this run as it starts.
+    const extra = makeTracer ? makeTracer(world, this.fork.rules) : null;
     let end: FrameEnd | null = null;
     const top: EvmTracer = {
       frameEnd: (e) => {
         if (e.depth === 0) end = e;
       },
+      ...(onOp ? { step: opSteps(onOp) } : {}),
     };
     let result: TransactionResult;
     try {
-      result = applyTransaction(
-        world,
-        env,
-        this.fork.rules,
-        this.fork.precompiles,
-        evmTransaction(tx),
-        tracer ? allEvmTracers([top, tracer]) : top,
-        { call: true },
-      );
+      const tracer = allEvmTracers([top, this.watchdog, extra]);
+      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
+        call: true,
+      });
     } catch (e) {
       if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
       throw e;
@@ -242,10 +343,53 @@ export class EvmCallSession {
       // out of the worker, which would detach that array for every later run.
       output: result.output.slice(),
       // EIP-7623's floor bounds the total, not the intrinsic part (geth's peak gas).
-      gasUsed: bigMax(result.gasUsedBeforeRefund, floorGas(tx)),
+      gasUsed: bigMax(result.gasUsedBeforeRefund, built.floor),
       gasSpent: result.gasUsed,
       failed: !result.success,
       ...(failure ? { failure } : {}),
+    };
+  }
+
+  /**
+   * The call as the EVM's transaction, with its intrinsic gas, its EIP-7623 floor and the fee cap
+   * its funds are checked against. A plain call (legacy, EIP-2930 or EIP-1559, to an address, fields
+   * in range) is built here directly: ethereumjs's createTx, whose checks such a call always
+   * passes, cost about a quarter of an eth_call. Any other call is built by callTransaction, so that
+   * its refusals keep their words.
+   */
+  private build(
+    call: CallRequest & { gas: bigint },
+    caller: Address,
+    nonce: bigint,
+    price: bigint,
+    index: number,
+  ): BuiltCall {
+    const baseFee = this.envHeader.baseFeePerGas;
+    const rules = this.fork.rules;
+    const direct = plainCall(call, caller, nonce, price, baseFee, rules);
+    if (direct) {
+      return {
+        tx: direct,
+        ethereumjs: null,
+        intrinsic: intrinsicGas(rules, direct),
+        floor: floorDataGas(rules, direct),
+        feeCap: direct.type >= 2 ? direct.maxFeePerGas : direct.gasPrice,
+        blobFeeCap: 0n,
+      };
+    }
+    const tx = callTransaction(
+      call,
+      { caller, nonce, gasLimit: call.gas, price, index },
+      this.common,
+      baseFee,
+    );
+    return {
+      tx: evmTransaction(tx),
+      ethereumjs: tx,
+      intrinsic: tx.getIntrinsicGas(),
+      floor: floorGas(tx),
+      feeCap: 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice,
+      blobFeeCap: 'maxFeePerBlobGas' in tx ? tx.maxFeePerBlobGas * blobGas(tx, this.common) : 0n,
     };
   }
 
@@ -274,8 +418,24 @@ export class EvmCallSession {
       this.diffs = new StateDiffRecorder(this.world, this.reader);
       this.diffs.skip();
     }
-    const parity = types.trace ? new ParityCallTracer() : null;
-    const output = this.run(request, index, parity, this.diffs);
+    if (this.fetching && this.diffs && !this.written) this.written = new WrittenSlots();
+    const written = this.written;
+    const { parity, output } = await untilComplete(
+      this.fetching,
+      () => {
+        const parity = types.trace ? new ParityCallTracer() : null;
+        return { parity, output: this.run(request, index, parity, this.diffs) };
+      },
+      () => {
+        this.diffs?.abandon();
+        this.recorder?.abandon();
+        written?.clear();
+      },
+    );
+    if (written) {
+      await untilComplete(this.fetching, () => this.fetching?.prepareDiff(this.world, written.slots));
+      written.clear();
+    }
     // Each call's changes are taken after it: a stateDiff counts from the start of its call.
     const changes = this.diffs?.changes() ?? null;
     if (this.recorder && this.diffs && changes) this.lastWrites = changedKeys(changes, this.diffs.wiped);
@@ -294,18 +454,12 @@ export class EvmCallSession {
     const callerBytes = call.from ?? ZERO_ADDRESS;
     const caller = new Address(callerBytes);
     const price = effectivePrice(call, baseFee, index);
-    // A call that pays nothing sees a zero base fee (BASEFEE returns 0), as Reth and geth do.
-    const env = price === 0n && baseFee !== undefined && baseFee !== 0n ? this.zeroFeeEnv : this.env;
+    const env = this.callEnvironment(call, price);
     const world = this.world;
     const sender = world.account(bytesToBigint(callerBytes));
     this.recorder?.noteAccount(sender.address);
-    const tx = callTransaction(
-      call,
-      { caller, nonce: sender.nonce, gasLimit: call.gas, price, index },
-      this.common,
-      baseFee,
-    );
-    const intrinsic = bigMax(tx.getIntrinsicGas(), floorGas(tx));
+    const built = this.build(call, caller, sender.nonce, price, index);
+    const intrinsic = bigMax(built.intrinsic, built.floor);
     if (call.gas < intrinsic) {
       throw new CallValidationError(
         index,
@@ -318,22 +472,19 @@ export class EvmCallSession {
       this.unaffordable(call, callerBytes, call.gas - intrinsic, parity);
       return new Uint8Array();
     }
+    if (built.ethereumjs) this.checkBlobFee(built.ethereumjs, env, price, index);
     const tracer = allEvmTracers([
       parity && adaptTracer(parity, world),
       diffs?.tracer ?? null,
       this.recorder?.tracer ?? null,
+      this.written?.tracer ?? null,
     ]);
     let result: TransactionResult;
     try {
-      result = applyTransaction(
-        world,
-        env,
-        this.fork.rules,
-        this.fork.precompiles,
-        evmTransaction(tx),
-        tracer,
-        { call: true, fees: false },
-      );
+      result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
+        call: true,
+        fees: false,
+      });
     } catch (e) {
       if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
       throw e;
@@ -381,10 +532,94 @@ function applyStateOverrides(world: WorldState, overrides: StateOverrides): void
     if (override.code !== undefined) world.setCode(account, override.code);
     // An account an override names exists afterwards, as the ethereumjs overlay's write makes it.
     if (!account.exists) world.createAccount(account);
-    for (const [slot, value] of override.stateDiff ?? []) {
+    // `state` replaces the whole storage; CallSession writes its slots, then stateDiff's.
+    if (override.state) world.clearStorage(account);
+    for (const [slot, value] of [...(override.state ?? []), ...(override.stateDiff ?? [])]) {
       world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
     }
   }
   // Committed as they are: an empty account an override makes lives until a call touches it.
   world.endTransaction(false);
+}
+
+/** An OpListener as the interpreter's step tracer. */
+function opSteps(onOp: OpListener): StepTracer {
+  return {
+    step: (view) => onOp(view.opcode, view.address, view.stack, view.sp),
+  };
+}
+
+interface BuiltCall {
+  tx: Transaction;
+  /** The ethereumjs transaction it was built as (null for a plain call): blob fee refusals name it. */
+  ethereumjs: TypedTransaction | null;
+  intrinsic: bigint;
+  floor: bigint;
+  feeCap: bigint;
+  /** What the blobs may cost at most (the funds check counts it). */
+  blobFeeCap: bigint;
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+const MAX_UINT256 = (1n << 256n) - 1n;
+
+/**
+ * The transaction callTransaction would build, or null when the call is not one whose every
+ * field ethereumjs's createTx is sure to accept: a creation (its initcode limit), a blob or 7702
+ * call, a type the fork lacks, an access list entry of the wrong length, or a fee, value or gas
+ * product out of range (each its own refusal there).
+ */
+function plainCall(
+  call: CallRequest & { gas: bigint },
+  caller: Address,
+  nonce: bigint,
+  price: bigint,
+  baseFee: bigint | undefined,
+  rules: ForkRules,
+): Transaction | null {
+  const to = call.to;
+  if (to === undefined || to === null) return null;
+  const type = txType(call);
+  if (type === 1 ? !rules.accessLists : type === 2 ? baseFee === undefined : type !== 0) return null;
+  const gas = call.gas;
+  const value = call.value ?? 0n;
+  if (gas > MAX_UINT64 || nonce >= MAX_UINT64 || value > MAX_UINT256) return null;
+  let gasPrice = 0n;
+  let maxFeePerGas = 0n;
+  let maxPriorityFeePerGas = 0n;
+  if (type >= 2) {
+    maxFeePerGas = call.maxFeePerGas ?? price;
+    maxPriorityFeePerGas = call.maxPriorityFeePerGas ?? (price === 0n ? 0n : price - (baseFee ?? 0n));
+    if (maxPriorityFeePerGas < 0n || maxPriorityFeePerGas > maxFeePerGas || gas * maxFeePerGas > MAX_UINT256)
+      return null;
+  } else {
+    gasPrice = price;
+    if (gas * gasPrice > MAX_UINT256) return null;
+  }
+  const accessList: AccessListEntry[] = [];
+  if (type >= 1) {
+    for (const entry of call.accessList ?? []) {
+      if (entry.address.length !== 20 || entry.storageKeys.some((k) => k.length !== 32)) return null;
+      accessList.push({
+        address: bytesToBigint(entry.address),
+        storageKeys: entry.storageKeys.map((k) => bytesToBigint(k)),
+      });
+    }
+  }
+  return {
+    type,
+    sender: bytesToBigint(caller.bytes),
+    nonce,
+    gasLimit: gas,
+    gasPrice,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    to: bytesToBigint(to),
+    value,
+    data: call.data ?? EMPTY_DATA,
+    accessList,
+    blobVersionedHashes: [],
+    maxFeePerBlobGas: 0n,
+    authorizationList: [],
+  };
 }

@@ -1,8 +1,16 @@
+import type { Common } from '@ethereumjs/common';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
+import { forkByName, forkRules } from '../evm/forks.ts';
+import { precompilesFor } from '../evm/precompiles/index.ts';
+import { addressBytes } from '../evm/words.ts';
 import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { JobKind, JobPayload, JobResult } from './api.ts';
-import type { ExecutionClient, RunOptions } from './client.ts';
+import { type ExecutionClient, type RunOptions, WrappingClient } from './client.ts';
+import { defaultEngine } from './evmEngine.ts';
+
+/** Accounts every run on a block's rules reads, whatever it runs (read ahead with the rest). */
+export type AlsoRead = (common: Common) => readonly Uint8Array[];
 
 /**
  * Reads ahead the state a job will need, where state comes from far away (upstream mode:
@@ -14,9 +22,32 @@ export interface Prefetcher {
     blockHash: Uint8Array,
     calls: readonly CallRequest[],
     overrides: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides },
+    alsoRead?: AlsoRead,
   ): Promise<void>;
   /** The state a replay of the block reads (its parent's). */
-  block(blockHash: Uint8Array): Promise<void>;
+  block(blockHash: Uint8Array, alsoRead?: AlsoRead): Promise<void>;
+}
+
+const precompileLists = new Map<string, readonly Uint8Array[]>();
+
+/**
+ * The precompiles' accounts, which src/evm reads at the start of every transaction from Berlin on
+ * (it warms them): no prestateTracer names them, and a run that met them missing would stop for
+ * them (src/exec/fetchingState.ts), once per worker whose cache had not seen them yet.
+ */
+export function evmAlsoRead(common: Common): readonly Uint8Array[] {
+  const hardfork = common.hardfork();
+  let list = precompileLists.get(hardfork);
+  if (list === undefined) {
+    const name = forkByName(hardfork);
+    const rules = name ? forkRules(name) : null;
+    list =
+      rules?.accessLists === true
+        ? [...precompilesFor(rules.precompiles).keys()].map((n) => addressBytes(BigInt(n)))
+        : [];
+    precompileLists.set(hardfork, list);
+  }
+  return list;
 }
 
 // Calls and blocks read ahead lately: a speculated request that falls back to serial, or a block
@@ -31,21 +62,25 @@ const REMEMBERED = 4096;
  * for several methods), and the job's deadline starts after it: it bounds execution, and the
  * upstream's wait has its own bound (src/upstream/budget.ts).
  */
-export class PrefetchingClient implements ExecutionClient {
+export class PrefetchingClient extends WrappingClient {
   private readonly done = new LruCache<string, true>(REMEMBERED);
   private readonly running = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly inner: ExecutionClient,
+    inner: ExecutionClient,
     private readonly prefetcher: Prefetcher,
-  ) {}
+    /** What the engine the jobs run on reads besides what the calls touch (the ethereumjs path: nothing). */
+    private readonly alsoRead: AlsoRead | undefined = defaultEngine() === 'evm' ? evmAlsoRead : undefined,
+  ) {
+    super(inner);
+  }
 
   async run<K extends JobKind>(kind: K, payload: JobPayload<K>, options?: RunOptions): Promise<JobResult<K>> {
     await this.readAhead(kind, payload);
     return this.inner.run(kind, payload, options);
   }
 
-  prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
+  override prepare<K extends JobKind>(kind: K, payload: JobPayload<K>): Promise<void> {
     return this.readAhead(kind, payload);
   }
 
@@ -95,7 +130,9 @@ export class PrefetchingClient implements ExecutionClient {
       case 'flatTraces':
       case 'debugTraceBlock': {
         const { blockHash } = job as { blockHash: Uint8Array };
-        return this.once(`block:${bytesKey(blockHash)}`, () => this.prefetcher.block(blockHash));
+        return this.once(`block:${bytesKey(blockHash)}`, () =>
+          this.prefetcher.block(blockHash, this.alsoRead),
+        );
       }
     }
   }
@@ -122,10 +159,15 @@ export class PrefetchingClient implements ExecutionClient {
       }
     });
     if (fresh.length > 0) {
-      const reading = this.prefetcher.calls(blockHash, fresh, {
-        ...(overrides.stateOverrides ? { stateOverrides: overrides.stateOverrides } : {}),
-        ...(overrides.blockOverrides ? { blockOverrides: overrides.blockOverrides } : {}),
-      });
+      const reading = this.prefetcher.calls(
+        blockHash,
+        fresh,
+        {
+          ...(overrides.stateOverrides ? { stateOverrides: overrides.stateOverrides } : {}),
+          ...(overrides.blockOverrides ? { blockOverrides: overrides.blockOverrides } : {}),
+        },
+        this.alsoRead,
+      );
       const settled = reading.then(
         () => {
           for (const key of freshKeys) {
@@ -144,34 +186,6 @@ export class PrefetchingClient implements ExecutionClient {
       waits.push(settled);
     }
     await Promise.all(waits);
-  }
-
-  get size(): number {
-    return this.inner.size;
-  }
-
-  get deadlineMs(): number {
-    return this.inner.deadlineMs;
-  }
-
-  spareWorkers(): number {
-    return this.inner.spareWorkers();
-  }
-
-  batch<T>(work: () => Promise<T>): Promise<T> {
-    return this.inner.batch(work);
-  }
-
-  stats() {
-    return this.inner.stats();
-  }
-
-  warm(): Promise<void> {
-    return this.inner.warm();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 

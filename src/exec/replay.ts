@@ -142,7 +142,7 @@ export async function replayBlock(
   if (!block) throw new NotFound(`block ${toHex(blockHash)} not found`);
   if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
   if (engine === 'evm' && !extra) {
-    const replayed = replayOnEvm(chain, block, types, part);
+    const replayed = await replayOnEvm(chain, block, types, part);
     if (replayed) return { block, ...replayed, extra: [] };
   }
   const common = simulationCommon(chain.commonAt(block.header.number, block.header.timestamp));

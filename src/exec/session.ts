@@ -1,10 +1,11 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import type { EVM, InterpreterStep } from '@ethereumjs/evm';
+import { type EVM, getActivePrecompiles, type InterpreterStep } from '@ethereumjs/evm';
 import {
   Account,
   Address,
   bigIntToBytes,
+  bytesToBigInt,
   equalsBytes,
   generateAddress,
   KECCAK256_NULL,
@@ -102,8 +103,14 @@ export interface SimulateOptions {
   /** Roll the call back afterwards, so the session can run variants of it (estimates, access lists). */
   isolated?: boolean;
   /** Sees each opcode before it runs; while set, the EVM builds a step object per opcode. */
-  onStep?: (step: InterpreterStep) => void;
+  onOp?: OpListener;
 }
+
+/**
+ * Sees each opcode before it runs (createAccessList's recorder): the op, the account whose code
+ * runs (its storage's owner), and the stack as `stack[0..sp)` with its top at `sp − 1`.
+ */
+export type OpListener = (op: number, address: bigint, stack: readonly bigint[], sp: number) => void;
 
 /**
  * Calls simulated in order on the state after one block, with that block's environment (number,
@@ -223,6 +230,11 @@ export class CallSession {
     }
   }
 
+  /** The fork's precompiles, by address (createAccessList leaves them out of its list). */
+  precompileAddresses(): Uint8Array[] {
+    return [...getActivePrecompiles(this.vm.common).keys()].map((key) => Buffer.from(key, 'hex'));
+  }
+
   /** The account as the session's state holds it now (overrides and earlier calls included). */
   async account(address: Uint8Array): Promise<{ balance: bigint; nonce: bigint; code: Uint8Array }> {
     const at = new Address(address);
@@ -291,7 +303,12 @@ export class CallSession {
     await this.adjustBalance(caller, credit);
     this.hooks.attach(tracer, caller.bytes);
     const events = this.vm.evm.events;
-    if (options.onStep) events?.on('step', options.onStep);
+    const onOp = options.onOp;
+    const onStep =
+      onOp &&
+      ((step: InterpreterStep) =>
+        onOp(step.opcode.code, bytesToBigInt(step.address.bytes), step.stack, step.stack.length));
+    if (onStep) events?.on('step', onStep);
     let result: RunTxResult;
     try {
       result = await this.withoutSenderCodeCheck(caller, () =>
@@ -310,7 +327,7 @@ export class CallSession {
       throw new CallValidationError(index, firstLine((e as Error).message));
     } finally {
       this.hooks.attach(null);
-      if (options.onStep) events?.off('step', options.onStep);
+      if (onStep) events?.off('step', onStep);
     }
     const failure = ethereumjsFailure(result);
     const outcome: SimulatedCall = {

@@ -107,7 +107,8 @@ export function effectivePrice(call: CallRequest, baseFee: bigint | undefined, i
   return cap === 0n ? 0n : base + tip < cap ? base + tip : cap;
 }
 
-function txType(call: CallRequest): number {
+/** The type a call's transaction has: the one it names, or the newest its fields need. */
+export function txType(call: CallRequest): number {
   if (call.type !== undefined) return call.type;
   if (call.authorizationList !== undefined) return 4;
   if (call.blobVersionedHashes !== undefined) return 3;

@@ -1,12 +1,12 @@
 import type { Block } from '@ethereumjs/block';
-import { type Common, Hardfork } from '@ethereumjs/common';
+import type { Common } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { Account, Address, bytesToBigInt, KECCAK256_NULL } from '@ethereumjs/util';
 import { createVM, runBlock, type VM } from '@ethereumjs/vm';
 import { canonicalBlockHashes } from '../chain/blockHashes.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
 import type { AccountChange } from '../evm/state.ts';
-import { EvmForks } from '../exec/evmRules.ts';
+import { EvmForks, isDaoForkBlock } from '../exec/evmRules.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { StoreInconsistentError } from '../store/errors.ts';
 import type { ChainStore } from '../store/types.ts';
@@ -110,15 +110,9 @@ class EvmEngine implements Engine {
     return this.head.apply(allocChanges(spec.alloc));
   }
 
-  /**
-   * All but the DAO fork block (with daoForkSupport): its irregular state change moves the balances
-   * of a list of accounts that this engine does not hold; ethereumjs's runBlock makes it.
-   */
-  executes(block: Block, common: Common): boolean {
-    const number = block.header.number;
-    return !(
-      common.hardforkIsActiveOnBlock(Hardfork.Dao, number) && common.hardforkBlock(Hardfork.Dao) === number
-    );
+  /** Every block, the DAO fork's with its irregular state change (src/evm/dao.ts) included. */
+  executes(): boolean {
+    return true;
   }
 
   async execute(block: Block, common: Common): Promise<ExecutedBlock> {
@@ -128,6 +122,7 @@ class EvmEngine implements Engine {
     const hashes = this.hashes;
     return executeBlock(this.head, this.forks.of(common), block, {
       depositContract: this.depositContract,
+      daoFork: isDaoForkBlock(common, block.header.number),
       blockHash(number) {
         const hash = hashes.get(number);
         if (hash === undefined)

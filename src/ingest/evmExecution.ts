@@ -322,7 +322,7 @@ export function executeBlock(
   head: HeadState,
   fork: EvmFork,
   block: Block,
-  options: { depositContract: bigint; blockHash: (number: bigint) => bigint },
+  options: { depositContract: bigint; blockHash: (number: bigint) => bigint; daoFork?: boolean },
 ): ExecutedBlock {
   const { rules, precompiles } = fork;
   const world = new WorldState(head);
@@ -331,6 +331,7 @@ export function executeBlock(
     // As import and the miner did on ethereumjs (its runBlock's generate mode): dev nodes' chains,
     // this one's own among them, have no EIP-7002/7251 contracts.
     requestContractsOptional: true,
+    daoFork: options.daoFork === true,
     ...(rules.receiptStatus ? {} : { stateRoot: () => head.rootAfter(world.changes()) }),
   });
   const stateRoot = head.apply(world.takeChanges());

@@ -23,6 +23,8 @@ export type KeyRefusalKind = 'rate' | 'day' | 'allowlist';
 export interface MetricSources {
   pool?: () => { size: number; busy: number; queued: number; timeouts: number; crashes: number };
   replayCache?: () => { hits: number; executions: number };
+  /** eth_call / eth_estimateGas answered on the answering thread, and those its watchdog stopped. */
+  inlineCalls?: () => { answered: number; interrupted: number };
   /** The served chain's head: its number and timestamp (seconds), or null before the first block. */
   head?: () => Promise<{ number: bigint; timestamp: bigint } | null>;
   /** Following an upstream: our head and the upstream's as last seen (null when not known yet). */
@@ -329,6 +331,18 @@ export class Metrics {
       collect() {
         const pool = sources().pool?.();
         if (pool) this.set(pool.timeouts);
+      },
+    });
+    new Gauge({
+      name: 'ethtrace_inline_calls_total',
+      help: 'eth_call and eth_estimateGas run on the answering thread: answered there, or stopped by their watchdog and run again on a worker',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const inline = sources().inlineCalls?.();
+        if (!inline) return;
+        this.set({ outcome: 'answered' }, inline.answered);
+        this.set({ outcome: 'interrupted' }, inline.interrupted);
       },
     });
     new Gauge({

@@ -24,6 +24,25 @@ export interface SyncStateReads {
   storageAt(address: Uint8Array, slot: Uint8Array, number: bigint): Uint8Array;
 }
 
+/**
+ * The state of a chain read from another node (upstream mode), pinned to a block hash: what is held
+ * here is read synchronously, and what is not is fetched in batches. The EVM of src/evm stops at the
+ * first value not held yet, the keys it needs are fetched, and its transaction runs again
+ * (src/exec/fetchingState.ts).
+ */
+export interface FetchedStateReads {
+  /** The account at block `blockHash`: undefined when not held here yet, null when absent. */
+  accountAt(blockHash: Uint8Array, address: Uint8Array): FlatAccount | null | undefined;
+  /** The slot at block `blockHash`: null when not held here yet (an empty array is zero). */
+  storageAt(blockHash: Uint8Array, address: Uint8Array, slot: Uint8Array): Uint8Array | null;
+  code(codeHash: Uint8Array): Uint8Array | null;
+  /** Fetches these accounts (and the slots of each) at block `blockHash`, in one batch, and keeps them. */
+  fetch(
+    blockHash: Uint8Array,
+    keys: ReadonlyArray<{ address: Uint8Array; slots: Uint8Array[] }>,
+  ): Promise<void>;
+}
+
 export interface BlockRef {
   number: bigint;
   hash: Uint8Array;
@@ -123,6 +142,8 @@ export interface ChainStore {
 
   /** The same reads, synchronous, where the store can serve them so (see SyncStateReads). */
   readonly syncReads?: SyncStateReads;
+  /** Where state comes from another node: what is held read synchronously, the rest fetched (upstream mode). */
+  readonly fetchedReads?: FetchedStateReads;
 
   getMeta(key: string): Promise<Uint8Array | null>;
   putMeta(key: string, value: Uint8Array): Promise<void>;
@@ -173,6 +194,9 @@ export interface UpstreamCache {
   getCachedAccount(blockHash: Uint8Array, address: Uint8Array): Promise<FlatAccount | null | undefined>;
   /** The storage value at block `blockHash`; null when not cached (an empty array is zero). */
   getCachedStorage(blockHash: Uint8Array, address: Uint8Array, slot: Uint8Array): Promise<Uint8Array | null>;
+  /** getCachedAccount and getCachedStorage without awaiting (LMDB's reads are synchronous underneath). */
+  getCachedAccountSync(blockHash: Uint8Array, address: Uint8Array): FlatAccount | null | undefined;
+  getCachedStorageSync(blockHash: Uint8Array, address: Uint8Array, slot: Uint8Array): Uint8Array | null;
   putState(
     blockHash: Uint8Array,
     entries: {

@@ -1,4 +1,5 @@
 import type { Block } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
 import type { JSONTx, TypedTransaction } from '@ethereumjs/tx';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
 import { UpstreamError } from '../core/errors.ts';
@@ -36,20 +37,34 @@ export class UpstreamPrefetch {
     blockHash: Uint8Array,
     calls: readonly CallRequest[],
     overrides: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides } = {},
+    alsoRead?: (common: Common) => readonly Uint8Array[],
   ): Promise<void> {
-    if (!this.store.capabilities.prestateTracer || calls.length === 0) return;
-    const config: Record<string, unknown> = { tracer: 'prestateTracer' };
-    if (overrides.stateOverrides) config.stateOverrides = stateOverridesJson(overrides.stateOverrides);
-    if (overrides.blockOverrides) config.blockOverrides = blockOverridesJson(overrides.blockOverrides);
-    const at = { blockHash: toHex(blockHash) };
-    const outcomes = await this.store.client.batch(
-      calls.map((call) => ({ method: 'debug_traceCall', params: [callJson(call), at, config] })),
-    );
-    await this.store.fetchState(blockHash, keysOf(outcomes.map(result)));
+    const traced = this.store.capabilities.prestateTracer && calls.length > 0;
+    // The block's rules (its header, which the job reads anyway) while the upstream traces.
+    const rules = alsoRead ? this.store.rulesOf(blockHash) : Promise.resolve(null);
+    rules.catch(() => {});
+    let prestates: unknown[] = [];
+    if (traced) {
+      const config: Record<string, unknown> = { tracer: 'prestateTracer' };
+      if (overrides.stateOverrides) config.stateOverrides = stateOverridesJson(overrides.stateOverrides);
+      if (overrides.blockOverrides) config.blockOverrides = blockOverridesJson(overrides.blockOverrides);
+      const at = { blockHash: toHex(blockHash) };
+      const outcomes = await this.store.client.batch(
+        calls.map((call) => ({ method: 'debug_traceCall', params: [callJson(call), at, config] })),
+      );
+      prestates = outcomes.map(result);
+    }
+    const common = await rules;
+    const also = common && alsoRead ? named(alsoRead(common)) : {};
+    if (!traced && Object.keys(also).length === 0) return;
+    await this.store.fetchState(blockHash, keysOf([...prestates, also]));
   }
 
-  /** The state before the block's transactions (its parent's), for a replay of the block. */
-  async block(blockHash: Uint8Array): Promise<void> {
+  /**
+   * The state before the block's transactions (its parent's), for a replay of the block; with the
+   * accounts `alsoRead` says the engine reads on the block's rules whatever it runs.
+   */
+  async block(blockHash: Uint8Array, alsoRead?: (common: Common) => readonly Uint8Array[]): Promise<void> {
     const block = await this.store.block(blockHash);
     if (!block || block.header.number === 0n) return;
     const parentHash = block.header.parentHash;
@@ -62,7 +77,10 @@ export class UpstreamPrefetch {
         ? await this.prestates(block, senders)
         : [];
     await parentHeader;
-    await this.store.fetchState(parentHash, keysOf([...prestates, namedBy(block, senders)]));
+    await this.store.fetchState(
+      parentHash,
+      keysOf([...prestates, namedBy(block, senders), named(alsoRead?.(block.common) ?? [])]),
+    );
   }
 
   /** Each transaction's pre-state, as a call on the parent's state; else the upstream's block trace. */
@@ -122,6 +140,11 @@ function namedBy(block: Block, senders: readonly string[]): Record<string, objec
   if (common.isActivatedEIP(4788) && block.header.parentBeaconBlockRoot) named[BEACON_ROOTS_ADDRESS] = {};
   if (common.isActivatedEIP(2935)) named[HISTORY_STORAGE_ADDRESS] = {};
   return named;
+}
+
+/** Accounts in prestateTracer's shape. */
+function named(addresses: readonly Uint8Array[]): Record<string, object> {
+  return Object.fromEntries(addresses.map((address) => [toHex(address), {}]));
 }
 
 function result(outcome: RpcOutcome): unknown {

@@ -14,6 +14,7 @@ import type {
   BlockRef,
   BlockWrite,
   ChainStore,
+  FetchedStateReads,
   FlatAccount,
   TxLocation,
   UpstreamCache,
@@ -249,6 +250,14 @@ export class UpstreamStore implements ChainStore {
     return fetched;
   }
 
+  /** What the cache holds, read synchronously by the EVM of src/evm; the rest fetched as fetchState does. */
+  readonly fetchedReads: FetchedStateReads = {
+    accountAt: (blockHash, address) => this.cache.getCachedAccountSync(blockHash, address),
+    storageAt: (blockHash, address, slot) => this.cache.getCachedStorageSync(blockHash, address, slot),
+    code: (codeHash) => this.cache.getCodeSync?.(codeHash) ?? null,
+    fetch: (blockHash, keys) => this.fetchState(blockHash, keys),
+  };
+
   getMeta(key: string): Promise<Uint8Array | null> {
     return this.cache.getMeta(key);
   }
@@ -346,6 +355,17 @@ export class UpstreamStore implements ChainStore {
         code.push([checked.account.codeHash, codeBytes]);
     });
     await keep(() => this.cache.putState(blockHash, { accounts, storage, code }));
+  }
+
+  /** The rules of block `blockHash` (its header from the cache, else fetched); null when the upstream has none. */
+  async rulesOf(blockHash: Uint8Array): Promise<Common | null> {
+    const header = await this.getHeader(blockHash);
+    if (header === null) return null;
+    const fields = RLP.decode(header) as Uint8Array[];
+    return this.rules(
+      bytesToBigInt(fields[HEADER_NUMBER] ?? new Uint8Array()),
+      bytesToBigInt(fields[HEADER_TIMESTAMP] ?? new Uint8Array()),
+    );
   }
 
   /** A block of the upstream's chain as ethereumjs holds it (from the cache, else fetched and checked). */

@@ -20,6 +20,12 @@ import { eventually, rawSocket } from '../support/wsClient.ts';
 const FIRST = devAccount(0);
 const SECOND = devAccount(1);
 const THIRD = devAccount(2);
+const PROBE = '0x00000000000000000000000000000000000b0b0e';
+
+/** Code that returns BALANCE(address) as one word. */
+function balanceProbe(address: string): Hex {
+  return `0x73${address.slice(2).toLowerCase()}3160005260206000f3`;
+}
 
 describe('dev chain: the pending pool, subscriptions and filters (automine)', () => {
   const dev = devChainForSuite('ethtrace-dev-events-');
@@ -219,6 +225,17 @@ describe('dev chain: evm_snapshot and evm_revert', () => {
     await wallet.waitForTransactionReceipt({ hash: gone });
     await test.mine({ blocks: 2, interval: 60 });
     assert.equal(await client.getBlockNumber({ cacheTime: 0 }), head.number + 3n);
+    // eth_call keeps what it reads per block (src/exec/evmEngine.ts BlockReads) in every worker:
+    // each reads the balance at block head + 1 here, and again once that block is replaced below.
+    const balanceAt = async (number: bigint) =>
+      BigInt(
+        await rpc<Hex>(dev().url, 'eth_call', [
+          { to: PROBE, data: '0x' },
+          `0x${number.toString(16)}`,
+          { [PROBE]: { code: balanceProbe(THIRD.address) } },
+        ]),
+      );
+    for (let i = 0; i < 6; i++) assert.equal(await balanceAt(head.number + 1n), balance + parseEther('3'));
     const [b2, b3] = await Promise.all([
       client.getBlock({ blockNumber: head.number + 2n }),
       client.getBlock({ blockNumber: head.number + 3n }),
@@ -243,6 +260,7 @@ describe('dev chain: evm_snapshot and evm_revert', () => {
     const again = await wallet.sendTransaction({ to: THIRD.address, value: 7n, chain: null });
     const receipt = await wallet.waitForTransactionReceipt({ hash: again });
     assert.equal(receipt.blockNumber, head.number + 1n);
+    for (let i = 0; i < 6; i++) assert.equal(await balanceAt(head.number + 1n), balance + 7n);
     assert.deepEqual(await client.getFilterChanges({ filter: blockFilter }), [receipt.blockHash]);
     const receipts = await rpc<Array<{ transactionHash: string }>>(dev().url, 'eth_getBlockReceipts', [
       'latest',

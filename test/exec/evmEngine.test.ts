@@ -9,8 +9,12 @@ import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
+import { mineDaoChain } from '../support/daoChain.ts';
 import {
+  diffAccessLists,
+  diffBlobCalls,
   diffCallMany,
+  diffCallShapes,
   diffCalls,
   diffDebugTraces,
   diffParts,
@@ -49,9 +53,10 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -61,8 +66,27 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
+      const { problems, compared, fellBack } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers and refuses calls of every shape on every parent as ethereumjs does', async () => {
+      const { problems, compared } = await diffCallShapes(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.ok(compared > 1000, `${compared} compared`);
     });
 
     it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
@@ -117,6 +141,31 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
   });
 
+  describe('a chain with a DAO fork block', () => {
+    const work = tempDir('ethtrace-engine-dao-');
+    let chain: EngineChain;
+    before(async () => {
+      const datadir = join(work.path, 'data');
+      await mineDaoChain('evm', datadir);
+      chain = await openEngineChain(datadir);
+    });
+    after(async () => {
+      await chain?.close();
+      work.cleanup();
+    });
+    it('replays every block, the fork block included, on src/evm byte for byte as ethereumjs does', async () => {
+      const { problems, compared, txs } = await diffReplays(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(txs, 6);
+    });
+
+    it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
+      const { problems, compared, fellBack } = await diffCallMany(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+  });
+
   describe('the trace workload (anvil)', () => {
     let servers: TraceWorkloadServers;
     let chain: EngineChain;
@@ -135,9 +184,10 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -147,8 +197,21 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
+      const { problems, compared, fellBack } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
@@ -193,9 +256,10 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffCallMany(chain);
+      const { problems, compared, onEvm, fellBack } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -205,8 +269,21 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
+      const { problems, compared, fellBack } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {

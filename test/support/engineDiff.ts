@@ -3,7 +3,7 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
 import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
-import type { CallRequest, TraceTypes } from '../../src/core/call.ts';
+import type { BlockOverrides, CallRequest, TraceTypes } from '../../src/core/call.ts';
 import type { GethTracerConfig } from '../../src/core/traceConfig.ts';
 import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
@@ -18,6 +18,7 @@ import {
   traceCallOnEvm,
 } from '../../src/exec/jobs/debug.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
+import { CallSession } from '../../src/exec/session.ts';
 import { partitionBySender, validPrefix } from '../../src/exec/speculation.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
@@ -71,17 +72,18 @@ export function firstDifference(a: string, b: string): string {
 /**
  * Replays every block from 1 to the head with each of `types` and as flat traces on both engines;
  * returns the differences (empty when every answer is the same) and how many answers were compared.
- * Each block must run on src/evm, not fall back to ethereumjs.
+ * Each block must run on src/evm, not fall back to ethereumjs. `evmChain`, when given, is the same
+ * chain read through another store for src/evm (upstream mode: each engine on a cache of its own).
  */
 export async function diffReplays(
   { chain, store }: EngineChain,
   types: readonly TraceTypes[] = REPLAY_TYPES,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
 ): Promise<{ problems: string[]; compared: number; txs: number }> {
   const head = await store.getHead();
   assert.ok(head);
-  const jobs = (engine: Engine) => replayJobs(chain, engine);
-  const old = jobs('ethereumjs');
-  const ours = jobs('evm');
+  const old = replayJobs(chain, 'ethereumjs');
+  const ours = replayJobs(evmChain.chain, 'evm');
   const problems: string[] = [];
   let compared = 0;
   let txs = 0;
@@ -92,7 +94,7 @@ export async function diffReplays(
     assert.ok(block);
     txs += block.transactions.length;
     for (const t of types) {
-      assert.ok(replayOnEvm(chain, block, t), `block ${n} fell back to ethereumjs`);
+      assert.ok(await replayOnEvm(evmChain.chain, block, t), `block ${n} fell back to ethereumjs`);
       const a = await outcome(() => old.replayBlock({ blockHash, types: t }));
       const b = await outcome(() => ours.replayBlock({ blockHash, types: t }));
       compared++;
@@ -154,15 +156,16 @@ const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
  * Runs each block's transactions as one trace_callMany on its parent (without fees, with them, with
  * state overrides, traced and diffed), and trace_call of each, on both engines.
  */
-export async function diffCallMany({
-  chain,
-  store,
-}: EngineChain): Promise<{ problems: string[]; compared: number; onEvm: number }> {
+export async function diffCallMany(
+  { chain, store }: EngineChain,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
+): Promise<{ problems: string[]; compared: number; onEvm: number; fellBack: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
   let onEvm = 0;
+  let fellBack = 0;
   const both: TraceTypes = { trace: true, stateDiff: true, vmTrace: false };
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
@@ -222,6 +225,33 @@ export async function diffCallMany({
           single: false,
         },
       ],
+      [
+        "a state override of a whole account's storage",
+        {
+          blockHash: parentHash,
+          calls: plain.map((call) => ({ call, types: both })),
+          stateOverrides: [
+            ...(first.to
+              ? [
+                  {
+                    address: first.to,
+                    override: {
+                      state: [[new Uint8Array(32), Uint8Array.of(5)]] as Array<[Uint8Array, Uint8Array]>,
+                    },
+                  },
+                ]
+              : []),
+            {
+              address: Uint8Array.from({ length: 20 }, (_, i) => i + 1),
+              override: { state: [], stateDiff: [[Uint8Array.of(1), Uint8Array.of(2)]] } as {
+                state: Array<[Uint8Array, Uint8Array]>;
+                stateDiff: Array<[Uint8Array, Uint8Array]>;
+              },
+            },
+          ],
+          single: false,
+        },
+      ],
       ['trace_call', { blockHash: parentHash, calls: [{ call: first, types: both }], single: true }],
       [
         "block overrides (the block's own environment, as bench:mainnet asks)",
@@ -240,10 +270,16 @@ export async function diffCallMany({
       ],
     ];
     for (const [name, job] of jobs) {
-      const a = await outcome(() => runCallMany(chain, LIMITS, job, 'ethereumjs'));
-      const b = await outcome(() => runCallMany(chain, LIMITS, job, 'evm'));
+      const {
+        a,
+        b,
+        fellBack: fell,
+      } = await onBoth((engine) =>
+        runCallMany(engine === 'evm' ? evmChain.chain : chain, LIMITS, job, engine),
+      );
+      if (fell) fellBack++;
       compared++;
-      const session = await EvmCallSession.openAt(chain, job.blockHash, {
+      const session = await EvmCallSession.openAt(evmChain.chain, job.blockHash, {
         gasCap: LIMITS.gasCap,
         ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
         ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
@@ -252,7 +288,7 @@ export async function diffCallMany({
       if (a !== b) problems.push(`block ${n} ${name} ${firstDifference(a, b)}`);
     }
   }
-  return { problems, compared, onEvm };
+  return { problems, compared, onEvm, fellBack };
 }
 
 /**
@@ -339,16 +375,15 @@ export async function diffParts({
  * geth's call methods on both engines: each block's transactions as eth_call and eth_estimateGas on
  * its parent, without fees and with them, and with a state override.
  */
-export async function diffCalls({
-  chain,
-  store,
-}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+export async function diffCalls(
+  { chain, store }: EngineChain,
+  evmChain: EngineChain = { chain, store, close: async () => {} },
+): Promise<{ problems: string[]; compared: number; fellBack: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  const old = callJobs(chain, LIMITS, 'ethereumjs');
-  const ours = callJobs(chain, LIMITS, 'evm');
+  let fellBack = 0;
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
     const parentHash = await store.getCanonicalHash(n - 1n);
@@ -372,13 +407,45 @@ export async function diffCalls({
               },
             },
           ],
+          [
+            ' with a whole storage overridden',
+            {
+              blockHash: parentHash,
+              // With its own gas: a contract whose storage the override took away may loop, and a
+              // loop run with the whole gas cap costs seconds on ethereumjs.
+              call,
+              overrides: {
+                stateOverrides: [
+                  { address: call.from as Uint8Array, override: { balance: 10n ** 24n } },
+                  ...(call.to
+                    ? [
+                        {
+                          address: call.to,
+                          override: {
+                            state: [[Uint8Array.of(1), Uint8Array.of(9)]] as Array<[Uint8Array, Uint8Array]>,
+                          },
+                        },
+                      ]
+                    : []),
+                ],
+              },
+            },
+          ],
         ];
         for (const [name, job] of variants) {
-          for (const method of withFees && name === ''
+          // An estimate of a call whose storage the override took away may run it a dozen times:
+          // eth_call is enough there.
+          for (const method of (withFees && name === '') || name.includes('whole storage')
             ? (['call'] as const)
             : (['call', 'estimateGas'] as const)) {
-            const a = await outcome(() => old[method](job));
-            const b = await outcome(() => ours[method](job));
+            const {
+              a,
+              b,
+              fellBack: fell,
+            } = await onBoth((engine) =>
+              callJobs(engine === 'evm' ? evmChain.chain : chain, LIMITS, engine)[method](job),
+            );
+            if (fell) fellBack++;
             compared++;
             if (a !== b)
               problems.push(
@@ -389,12 +456,291 @@ export async function diffCalls({
       }
     }
   }
-  return { problems, compared };
+  return { problems, compared, fellBack };
 }
 
 function withoutGas(call: CallRequest): CallRequest {
   const { gas: _, ...rest } = call;
   return rest;
+}
+
+/**
+ * Runs `run`, counting the sessions it opens on the ethereumjs path (CallSession.openAt): what the
+ * src/evm engine opens when it falls back.
+ */
+export async function ethereumjsSessions<T>(run: () => Promise<T>): Promise<{ value: T; sessions: number }> {
+  const original = CallSession.openAt;
+  let sessions = 0;
+  CallSession.openAt = (...args: Parameters<typeof CallSession.openAt>) => {
+    sessions++;
+    return original.apply(CallSession, args);
+  };
+  try {
+    return { value: await run(), sessions };
+  } finally {
+    CallSession.openAt = original;
+  }
+}
+
+/** A job's answer on both engines, and whether the src/evm one fell back to ethereumjs. */
+async function onBoth(
+  run: (engine: Engine) => Promise<unknown>,
+): Promise<{ a: string; b: string; fellBack: boolean }> {
+  const a = await outcome(() => run('ethereumjs'));
+  const { value: b, sessions } = await ethereumjsSessions(() => outcome(() => run('evm')));
+  return { a, b, fellBack: sessions > 0 };
+}
+
+const hex = (text: string): Uint8Array => Buffer.from(text.replace(/\s/g, ''), 'hex');
+
+// BALANCE of each precompile address there is in some fork (0x01–0x11, P-256's 0x100) and of two
+// that are none (0x12, 0x101), SLOAD of slot 1, SSTORE of slot 2, a CALL to 0xbeef: what geth's
+// access-list tracer records, less the precompiles of the call's fork.
+const PROBED = [...Array.from({ length: 0x12 }, (_, i) => i + 1), 0x100, 0x101];
+const ACCESS_PROBE = hex(
+  `${PROBED.map((a) => `61${a.toString(16).padStart(4, '0')}3150`).join('')}` +
+    `6001545060036002556000600060006000600061beef5af15000`,
+);
+
+/**
+ * eth_createAccessList on both engines: each block's transactions on its parent, without fees and
+ * with them, and a probe of the fork's precompiles, storage and calls from a contract an override
+ * puts in place. Returns the differences and how many jobs fell back to ethereumjs on src/evm.
+ */
+export async function diffAccessLists({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number; fellBack: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  let fellBack = 0;
+  const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i);
+  const prober = Uint8Array.from({ length: 20 }, (_, i) => 0x30 + i);
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    const jobs: Array<[string, CallJob]> = [
+      [
+        'probe',
+        {
+          blockHash: parentHash,
+          call: { from: prober, to: probe, gas: 1_000_000n },
+          overrides: { stateOverrides: [{ address: probe, override: { code: ACCESS_PROBE } }] },
+        },
+      ],
+    ];
+    for (const [i, tx] of block.transactions.entries()) {
+      jobs.push([`tx ${i}`, { blockHash: parentHash, call: txAsCall(tx, false), overrides: {} }]);
+      jobs.push([`tx ${i} with fees`, { blockHash: parentHash, call: txAsCall(tx, true), overrides: {} }]);
+    }
+    for (const [name, job] of jobs) {
+      const {
+        a,
+        b,
+        fellBack: fell,
+      } = await onBoth((engine) => callJobs(chain, LIMITS, engine).createAccessList(job));
+      compared++;
+      if (fell) fellBack++;
+      if (a !== b) problems.push(`block ${n} ${name} createAccessList ${firstDifference(a, b)}`);
+    }
+  }
+  return { problems, compared, fellBack };
+}
+
+/** A blob's versioned hash: the version byte (0x01 is KZG's), then 31 bytes. */
+function blobHash(version: number, n: number): Uint8Array {
+  const hash = new Uint8Array(32);
+  hash[0] = version;
+  hash[31] = n;
+  return hash;
+}
+
+// BLOBBASEFEE, BLOBHASH(0), BLOBHASH(1), BASEFEE and BALANCE(CALLER), returned as words.
+const BLOB_PROBE = hex('4a600052 600049602052 600149604052 48606052 3331608052 60a06000f3');
+// The same but the balance, which a trace_call's pure simulation shows otherwise than ethereumjs
+// did (see test/exec/evmEngine.test.ts).
+const BLOB_PROBE_NO_BALANCE = hex('4a600052 600049602052 600149604052 48606052 60806000f3');
+
+/**
+ * Calls with blobs, and the blob base fee override, on both engines on every parent: eth_call,
+ * eth_estimateGas, eth_createAccessList and trace_call, valid and not (too many blobs for the
+ * transaction or the block, a bad version byte, a blob fee cap below the blob base fee, too little
+ * balance for the blob fee; blobs before Cancun). Also a state override that gives an account's
+ * whole storage. Returns the differences and how many jobs fell back to ethereumjs on src/evm.
+ */
+export async function diffBlobCalls({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number; fellBack: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  let fellBack = 0;
+  const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xc0 + i);
+  const sender = Uint8Array.from({ length: 20 }, (_, i) => 0x60 + i);
+  const hashes = (count: number, version = 1) =>
+    Array.from({ length: count }, (_, i) => blobHash(version, i));
+  for (let n = 0n; n < head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    assert.ok(blockHash);
+    const header = await chain.header(blockHash);
+    assert.ok(header);
+    const fees =
+      header.baseFeePerGas === undefined
+        ? { gasPrice: 10n ** 9n }
+        : { maxFeePerGas: header.baseFeePerGas * 2n + 1n, maxPriorityFeePerGas: 1n };
+    const blob = (count: number, extra: Partial<CallRequest> = {}): CallRequest => ({
+      from: sender,
+      to: probe,
+      gas: 200_000n,
+      blobVersionedHashes: hashes(count),
+      ...extra,
+    });
+    const cases: Array<[string, CallRequest, BlockOverrides | undefined]> = [
+      ['one blob, no blob fee cap', blob(1), undefined],
+      ['two blobs, a blob fee cap', blob(2, { maxFeePerBlobGas: 10n ** 6n }), undefined],
+      ['two blobs with fees', blob(2, { maxFeePerBlobGas: 10n ** 6n, ...fees }), undefined],
+      ['six blobs', blob(6, { maxFeePerBlobGas: 10n ** 6n }), undefined],
+      ['seven blobs', blob(7, { maxFeePerBlobGas: 10n ** 6n }), undefined],
+      ['22 blobs', blob(22, { maxFeePerBlobGas: 10n ** 6n }), undefined],
+      [
+        'a bad version',
+        { ...blob(1, { maxFeePerBlobGas: 10n ** 6n }), blobVersionedHashes: hashes(2, 2) },
+        undefined,
+      ],
+      ['no blobs', blob(0, { maxFeePerBlobGas: 10n ** 6n }), undefined],
+      ['a blob fee cap below the override', blob(1, { maxFeePerBlobGas: 999n }), { blobBaseFee: 1000n }],
+      [
+        'a blob fee cap below the override, with fees',
+        blob(1, { maxFeePerBlobGas: 999n, ...fees }),
+        { blobBaseFee: 1000n },
+      ],
+      ['a blob fee cap at the override', blob(1, { maxFeePerBlobGas: 1000n }), { blobBaseFee: 1000n }],
+      ['no blob fee cap, an override', blob(1), { blobBaseFee: 1000n }],
+      ['blob fees the sender cannot pay', blob(1, { maxFeePerBlobGas: 10n ** 20n, ...fees }), undefined],
+      ['no blobs, an override', { from: sender, to: probe, gas: 200_000n }, { blobBaseFee: 1000n }],
+    ];
+    for (const [name, call, blockOverrides] of cases) {
+      const stateOverrides = (code: Uint8Array) => [
+        { address: sender, override: { balance: 10n ** 24n } },
+        { address: probe, override: { code } },
+      ];
+      const job: CallJob = {
+        blockHash,
+        call,
+        overrides: {
+          stateOverrides: stateOverrides(BLOB_PROBE),
+          ...(blockOverrides ? { blockOverrides } : {}),
+        },
+      };
+      for (const method of ['call', 'estimateGas', 'createAccessList'] as const) {
+        const {
+          a,
+          b,
+          fellBack: fell,
+        } = await onBoth((engine) => callJobs(chain, LIMITS, engine)[method](job));
+        compared++;
+        if (fell) fellBack++;
+        if (a !== b) problems.push(`block ${n} ${name} ${method} ${firstDifference(a, b)}`);
+      }
+      const traced: CallManyJob = {
+        blockHash,
+        calls: [{ call, types: { trace: true, stateDiff: true, vmTrace: false } }],
+        stateOverrides: stateOverrides(BLOB_PROBE_NO_BALANCE),
+        ...(blockOverrides ? { blockOverrides } : {}),
+        single: true,
+      };
+      const { a, b, fellBack: fell } = await onBoth((engine) => runCallMany(chain, LIMITS, traced, engine));
+      compared++;
+      if (fell) fellBack++;
+      if (a !== b) problems.push(`block ${n} ${name} trace_call ${firstDifference(a, b)}`);
+    }
+  }
+  return { problems, compared, fellBack };
+}
+
+/**
+ * Calls of every shape a client may send (each transaction type, fee fields alone and together,
+ * access lists, creations, amounts out of range, refusals), built from the first transaction of
+ * each block and run on its parent by both engines: src/evm builds the plain ones itself and must
+ * answer and refuse exactly as the ethereumjs transaction it stands in for.
+ */
+export async function diffCallShapes({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  const old = callJobs(chain, LIMITS, 'ethereumjs');
+  const ours = callJobs(chain, LIMITS, 'evm');
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    const tx = block.transactions[0];
+    if (!tx) continue;
+    const base = block.header.baseFeePerGas ?? 0n;
+    const from = tx.getSenderAddress().bytes;
+    const to = tx.to?.bytes ?? new Uint8Array(20).fill(0x42);
+    const key = new Uint8Array(32).fill(1);
+    const list = [{ address: to, storageKeys: [key, new Uint8Array(32)] }];
+    const shapes: Array<[string, CallRequest]> = [
+      ['plain', { from, to, data: tx.data }],
+      ['gas given', { from, to, gas: 100_000n, data: tx.data }],
+      ['legacy price', { from, to, gas: 60_000n, gasPrice: base + 7n }],
+      ['legacy price below base fee', { from, to, gasPrice: base > 0n ? base - 1n : 0n }],
+      ['legacy price that overflows', { from, to, gas: 60_000n, gasPrice: 1n << 250n }],
+      ['fee cap alone', { from, to, gas: 60_000n, maxFeePerGas: base + 10n }],
+      ['tip alone', { from, to, gas: 60_000n, maxPriorityFeePerGas: 3n }],
+      ['fee cap and tip', { from, to, gas: 60_000n, maxFeePerGas: base + 10n, maxPriorityFeePerGas: 2n }],
+      ['tip above fee cap', { from, to, maxFeePerGas: base + 1n, maxPriorityFeePerGas: base + 2n }],
+      ['fee cap that overflows', { from, to, gas: 60_000n, maxFeePerGas: 1n << 250n }],
+      ['zero fee cap, type 2', { from, to, type: 2, maxFeePerGas: 0n }],
+      ['type 2 named, legacy price', { from, to, type: 2, gasPrice: base + 5n }],
+      ['access list', { from, to, accessList: list }],
+      ['access list as type 2', { from, to, accessList: list, maxFeePerGas: base + 10n }],
+      ['type 1 named, no list', { from, to, type: 1 }],
+      [
+        'access list address too short',
+        { from, to, accessList: [{ address: to.subarray(1), storageKeys: [] }] },
+      ],
+      [
+        'access list key too short',
+        { from, to, accessList: [{ address: to, storageKeys: [key.subarray(1)] }] },
+      ],
+      ['value beyond any balance', { from, to, value: 1n << 255n }],
+      ['value above 2^256', { from, to, value: 1n << 256n }],
+      ['gas above 2^64', { from, to, gas: 1n << 65n }],
+      ['intrinsic gas too low', { from, to, gas: 21_000n, data: new Uint8Array(64).fill(1) }],
+      ['calldata floor', { from, to, gas: 30_000n, data: new Uint8Array(600).fill(1) }],
+      [
+        'creation',
+        { from, data: new Uint8Array([0x60, 0x01, 0x60, 0x00, 0x52, 0x60, 0x20, 0x60, 0x00, 0xf3]) },
+      ],
+      ['creation past the initcode limit', { from, data: new Uint8Array(49_153) }],
+      ['no sender', { to, data: tx.data }],
+    ];
+    for (const [name, call] of shapes) {
+      const job: CallJob = { blockHash: parentHash, call, overrides: {} };
+      for (const method of ['call', 'estimateGas'] as const) {
+        const a = await outcome(() => old[method](job));
+        const b = await outcome(() => ours[method](job));
+        compared++;
+        if (a !== b) problems.push(`block ${n} ${name} ${method} ${firstDifference(a, b)}`);
+      }
+    }
+  }
+  return { problems, compared };
 }
 
 const STRUCT_DEFAULTS = {

@@ -1,14 +1,13 @@
 import type { Common } from '@ethereumjs/common';
-import { getActivePrecompiles, type InterpreterStep } from '@ethereumjs/evm';
 import { createTx } from '@ethereumjs/tx';
-import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress, setLengthLeft } from '@ethereumjs/util';
+import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress } from '@ethereumjs/util';
 import type { CallRequest } from '../../core/call.ts';
 import { RequestFailed } from '../../core/errors.ts';
 import { bigintWord, bytesKey, toHex } from '../../primitives/hex.ts';
 import { keccak256 } from '../../primitives/keccak.ts';
 import { simulationCommon } from '../machine.ts';
 import { clampGas } from '../message.ts';
-import type { CallSession, SimulatedCall } from '../session.ts';
+import type { SimulatedCall } from '../session.ts';
 import type { CallContext } from './context.ts';
 import { asCallError, usedGas, vmError } from './outcome.ts';
 
@@ -36,7 +35,7 @@ export interface AccessListResult {
  * until the list no longer changes.
  */
 export async function createAccessList(
-  { chain, header, session, limits }: CallContext<CallSession>,
+  { chain, header, session, limits }: CallContext,
   msg: CallRequest,
 ): Promise<AccessListResult> {
   const from = msg.from ?? ZERO_ADDRESS;
@@ -44,7 +43,7 @@ export async function createAccessList(
   const gas = clampGas(msg.gas, limits.gasCap);
   const common = chain.commonAt(header.number, header.timestamp);
   const to = msg.to ?? generateAddress(from, bigIntToBytes(nonce));
-  const excluded = new Set([bytesKey(from), bytesKey(to), ...getActivePrecompiles(common).keys()]);
+  const excluded = new Set([bytesKey(from), bytesKey(to), ...session.precompileAddresses().map(bytesKey)]);
   const authorizations = msg.authorizationList ?? [];
   if (BigInt(authorizations.length) > gas / PER_AUTH_GAS)
     throw new RequestFailed('insufficient gas to process all authorizations');
@@ -67,7 +66,7 @@ export async function createAccessList(
       outcome = await session.simulate(attempt, 0, null, {
         dialect: 'geth',
         isolated: true,
-        onStep: recorder.onStep,
+        onOp: recorder.onOp,
       });
     } catch (e) {
       // geth hashes the transaction without checking it: the uncapped simulation rules (EIP-7825's
@@ -130,19 +129,17 @@ class AccessListRecorder {
     }
   }
 
-  readonly onStep = (step: InterpreterStep): void => {
-    const op = step.opcode.code;
-    const stack = step.stack;
-    const top = stack[stack.length - 1];
-    if (top === undefined) return;
+  readonly onOp = (op: number, address: bigint, stack: readonly bigint[], sp: number): void => {
+    if (sp === 0) return;
+    const top = stack[sp - 1] as bigint;
     if (op === SLOAD || op === SSTORE) {
-      const key = bytesKey(step.address.bytes);
+      const key = addressKey(address);
       this.addAddress(key);
       this.entries.get(key)?.add(bytesKey(bigintWord(top)));
     } else if (ADDRESS_OPERAND_OPS.has(op)) {
       this.addUnlessExcluded(top);
-    } else if (CALL_OPS.has(op) && stack.length >= 5) {
-      this.addUnlessExcluded(stack[stack.length - 2] ?? 0n);
+    } else if (CALL_OPS.has(op) && sp >= 5) {
+      this.addUnlessExcluded(stack[sp - 2] ?? 0n);
     }
   };
 
@@ -165,13 +162,18 @@ class AccessListRecorder {
   }
 
   private addUnlessExcluded(value: bigint): void {
-    const key = bytesKey(setLengthLeft(bigIntToBytes(value & ((1n << 160n) - 1n)), 20));
+    const key = addressKey(value & ((1n << 160n) - 1n));
     if (!this.excluded.has(key)) this.addAddress(key);
   }
 
   private addAddress(key: string): void {
     if (!this.entries.has(key)) this.entries.set(key, new Set());
   }
+}
+
+/** An address as the recorder's keys name it (bytesKey of its 20 bytes). */
+function addressKey(address: bigint): string {
+  return address.toString(16).padStart(40, '0');
 }
 
 /**

@@ -2,7 +2,7 @@ import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { CallRequest } from '../../core/call.ts';
-import type { SimulatedCall } from '../session.ts';
+import type { OpListener, SimulatedCall } from '../session.ts';
 
 /**
  * What geth's call methods need of a session: the state after one block, and calls run on it under
@@ -15,8 +15,10 @@ export interface CallRunner {
     call: CallRequest,
     index: number,
     tracer: null,
-    options: { dialect: 'geth'; isolated?: boolean },
+    options: { dialect: 'geth'; isolated?: boolean; onOp?: OpListener },
   ): Promise<SimulatedCall>;
+  /** The fork's precompiles, by address. */
+  precompileAddresses(): Uint8Array[];
 }
 
 /** What geth's call methods run with: the chain, the limits, the block and a session on its state. */

@@ -44,10 +44,7 @@ function openSession(
   });
 }
 
-/**
- * The session on src/evm, where it can serve the calls: not yet with a vmTrace or a blob call (whose
- * blob fee checks are ethereumjs's words) among them.
- */
+/** The session on src/evm, where it can serve the calls: not yet with a vmTrace among them. */
 function openEvmSession(
   chain: ChainReader,
   limits: CallLimits,
@@ -55,7 +52,7 @@ function openEvmSession(
   engine: Engine,
 ): Promise<EvmCallSession | null> | null {
   if (engine !== 'evm') return null;
-  if (job.calls.some((c) => c.types.vmTrace || c.call.blobVersionedHashes !== undefined)) return null;
+  if (job.calls.some((c) => c.types.vmTrace)) return null;
   return EvmCallSession.openAt(chain, job.blockHash, {
     gasCap: limits.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),

@@ -38,8 +38,8 @@ async function withContext<T>(
 }
 
 /**
- * A call method's context on src/evm where it can serve the call (not yet with a blob base fee
- * override, a whole-storage override or blobs), else on ethereumjs.
+ * A call method's context on src/evm where it can serve the call (a store with synchronous reads, a
+ * fork with a rule row: see EvmCallSession.openAt), else on ethereumjs.
  */
 async function withRunner<T>(
   chain: ChainReader,
@@ -48,7 +48,7 @@ async function withRunner<T>(
   engine: Engine,
   run: (context: CallContext) => Promise<T>,
 ): Promise<T> {
-  if (engine === 'evm' && job.call.blobVersionedHashes === undefined) {
+  if (engine === 'evm') {
     const session = await EvmCallSession.openAt(chain, job.blockHash, {
       gasCap: limits.gasCap,
       ...job.overrides,
@@ -65,6 +65,43 @@ export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine 
     estimateGas: (job: CallJob): Promise<bigint> =>
       withRunner(chain, limits, job, engine, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
     createAccessList: (job: CallJob): Promise<AccessListResult> =>
-      withContext(chain, limits, job, (c) => createAccessList(c, job.call)),
+      withRunner(chain, limits, job, engine, (c) => createAccessList(c, job.call)),
+  };
+}
+
+/** The last address of the precompile range: a call straight to one is never run inline. */
+const LAST_PRECOMPILE = 0xffff;
+
+function isPrecompileRange(to: Uint8Array | null | undefined): boolean {
+  if (!to) return false;
+  for (let i = 0; i < to.length - 2; i++) if (to[i] !== 0) return false;
+  return (((to[to.length - 2] ?? 0) << 8) | (to[to.length - 1] ?? 0)) <= LAST_PRECOMPILE;
+}
+
+/**
+ * eth_call and eth_estimateGas on the calling thread, on src/evm only, stopped at `deadline`
+ * (performance.now() ms) by src/exec/watchdog.ts. Null where the job is not one to run inline (a
+ * store without synchronous reads, a fork or request only ethereumjs serves, a call straight to a
+ * precompile); an Interrupted rejection where it ran out of time: either way the job goes to a worker.
+ */
+export function inlineCallJobs(chain: ChainReader, limits: CallLimits) {
+  const inline = async <T>(
+    job: CallJob,
+    deadline: number,
+    run: (context: CallContext) => Promise<T>,
+  ): Promise<T | null> => {
+    if (job.call.blobVersionedHashes !== undefined || isPrecompileRange(job.call.to)) return null;
+    const session = await EvmCallSession.openAt(chain, job.blockHash, {
+      gasCap: limits.gasCap,
+      ...job.overrides,
+      deadline,
+    });
+    return session && run({ chain, limits, header: session.header, session });
+  };
+  return {
+    call: (job: CallJob, deadline: number): Promise<Uint8Array | null> =>
+      inline(job, deadline, (c) => ethCall(c, job.call)),
+    estimateGas: (job: CallJob, deadline: number): Promise<bigint | null> =>
+      inline(job, deadline, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
   };
 }

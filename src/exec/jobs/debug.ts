@@ -68,7 +68,7 @@ export async function traceBlockOnEvm(
   if (!block || block.header.number === 0n) return null;
   const coinbase = block.header.coinbase.bytes;
   const tracers: Array<EvmGethTracer | undefined> = [];
-  const replayed = replayOnEvm(chain, block, NO_PARITY_TRACES, undefined, (tx, index, world, rules) => {
+  const replayed = await replayOnEvm(chain, block, NO_PARITY_TRACES, undefined, (tx, index, world, rules) => {
     if (job.txIndex !== undefined && job.txIndex !== index) return null;
     const tracer = createEvmGethTracer(job.config, txContext(tx, coinbase), world, rules);
     tracers[index] = tracer;
@@ -142,11 +142,21 @@ export async function traceCallOnEvm(
   });
   if (!session) return null;
   const context = await callContext(job, limits, session, session.header.coinbase.bytes);
-  const { world, rules } = session.state;
-  const tracer = createEvmGethTracer(job.config, context.tx, world, rules);
-  const outcome = await session.simulate(context.call, 0, tracer.tracer, { dialect: 'geth' });
-  tracer.finish();
-  return Buffer.from(JSON.stringify(await tracer.result({ gasUsed: outcome.gasSpent ?? outcome.gasUsed })));
+  // Made for each run of the call (a run stopped for missing state is run again from the start).
+  let tracer: EvmGethTracer | null = null;
+  const outcome = await session.simulate(
+    context.call,
+    0,
+    (world, rules) => {
+      tracer = createEvmGethTracer(job.config, context.tx, world, rules);
+      return tracer.tracer;
+    },
+    { dialect: 'geth' },
+  );
+  const traced = tracer as EvmGethTracer | null;
+  if (!traced) throw new Error('debug_traceCall: the call never ran');
+  traced.finish();
+  return Buffer.from(JSON.stringify(await traced.result({ gasUsed: outcome.gasSpent ?? outcome.gasUsed })));
 }
 
 /**

@@ -156,6 +156,11 @@ export class StateDiffRecorder {
     this.take(false);
   }
 
+  /** A transaction abandoned midway (state missing: src/exec/fetchingState.ts): its open frames go. */
+  abandon(): void {
+    this.frames = [];
+  }
+
   /** What the transaction just ended changed. */
   changes(): AccountChange[] {
     return this.take(true);
@@ -272,6 +277,11 @@ export class AccessRecorder {
   /** A read made outside the EVM (a call's sender, looked up before it runs). */
   noteAccount(address: bigint): void {
     this.reads.add(hex40(address));
+  }
+
+  /** A transaction abandoned midway: its frames never ended. Its reads stay (its rerun makes them too). */
+  abandon(): void {
+    this.depth = 0;
   }
 
   /** The reads since the last take. */

@@ -507,8 +507,7 @@ class LmdbStore implements ChainStore, UpstreamCache {
     blockHash: Uint8Array,
     address: Uint8Array,
   ): Promise<FlatAccount | null | undefined> {
-    const value = this.#upstream.upstreamAccounts.get(concatBytes(blockHash, address));
-    return value === undefined ? undefined : decodeAccount(value);
+    return this.getCachedAccountSync(blockHash, address);
   }
 
   async getCachedStorage(
@@ -516,6 +515,15 @@ class LmdbStore implements ChainStore, UpstreamCache {
     address: Uint8Array,
     slot: Uint8Array,
   ): Promise<Uint8Array | null> {
+    return this.getCachedStorageSync(blockHash, address, slot);
+  }
+
+  getCachedAccountSync(blockHash: Uint8Array, address: Uint8Array): FlatAccount | null | undefined {
+    const value = this.#upstream.upstreamAccounts.get(concatBytes(blockHash, address));
+    return value === undefined ? undefined : decodeAccount(value);
+  }
+
+  getCachedStorageSync(blockHash: Uint8Array, address: Uint8Array, slot: Uint8Array): Uint8Array | null {
     return this.#upstream.upstreamStorage.get(concatBytes(blockHash, address, slot)) ?? null;
   }
 
