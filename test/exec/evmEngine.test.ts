@@ -17,6 +17,7 @@ import {
   diffCallShapes,
   diffCalls,
   diffDebugTraces,
+  diffFailingOps,
   diffParts,
   diffReplays,
   type EngineChain,
@@ -93,6 +94,11 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared, onEvm } = await diffDebugTraces(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.equal(onEvm, compared, 'every answer from src/evm');
+    });
+
+    it('logs ops that fail (out of gas part-way, stack, undefined, bad jump) as ethereumjs does', async () => {
+      const { problems, compared } = await diffFailingOps(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
     });
 
     it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {

@@ -882,3 +882,72 @@ export async function diffDebugTraces(
   }
   return { problems, compared, onEvm };
 }
+
+/**
+ * Ops that fail (out of gas part-way, stack underflow, an undefined byte, a bad jump), each put at
+ * an address by an override and called by debug_traceCall with the struct logger on the head block
+ * at several gas limits, on both engines: the cost a struct log shows for an op that ran out of gas
+ * is the whole cost ethereumjs worked out for it, which src/evm never charges in one piece.
+ */
+export async function diffFailingOps({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xb0 + i);
+  const from = Uint8Array.from({ length: 20 }, (_, i) => 0x50 + i);
+  const code: Record<string, string> = {
+    'cold SLOAD': '600054',
+    BALANCE: '6001310000',
+    'MSTORE far out': '6001630100000052',
+    CALLDATACOPY: '6120006000600037',
+    LOG1: '61200060006000a1',
+    SSTORE: '6001600055',
+    CALL: '600060006000600060006001610100f1',
+    CREATE: '61100060006000f0',
+    KECCAK256: '612000600020',
+    EXP: `7f${'ff'.repeat(32)}60020a`,
+    'ADD underflow': '01',
+    'SLOAD underflow': '54',
+    'bad JUMP': '600356',
+    INVALID: 'fe',
+    'undefined byte': '0c',
+    RETURN: '6210000060006000f3',
+    SELFDESTRUCT: '61deadff',
+    MCOPY: '61200060006000 5e'.replace(' ', ''),
+    EXTCODECOPY: '612000600060006101005a3c',
+  };
+  const old = debugJobs(chain, LIMITS, 'ethereumjs');
+  const config: GethTracerConfig = {
+    tracer: 'structLogger',
+    options: {
+      disableStack: false,
+      disableStorage: false,
+      enableMemory: true,
+      enableReturnData: true,
+      limit: 0,
+    },
+  };
+  const text = (answer: Uint8Array | null) => (answer ? Buffer.from(answer).toString() : 'fell back');
+  const problems: string[] = [];
+  let compared = 0;
+  for (const [name, hex] of Object.entries(code)) {
+    for (const gas of [30n, 200n, 2_000n, 30_000n]) {
+      const job: DebugTraceCallJob = {
+        blockHash: head.hash,
+        call: { from, to: probe, gas: 21_000n + gas },
+        config,
+        stateOverrides: [
+          { address: probe, override: { code: Buffer.from(hex, 'hex') } },
+          { address: from, override: { balance: 10n ** 20n } },
+        ],
+      };
+      const a = await outcome(() => old.debugTraceCall(job).then(text));
+      const b = await outcome(() => traceCallOnEvm(chain, LIMITS, job).then(text));
+      compared++;
+      if (a !== b) problems.push(`${name} with ${gas} gas ${firstDifference(a, b)}`);
+    }
+  }
+  return { problems, compared };
+}
