@@ -1,9 +1,11 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { BEACON_ROOTS_ADDRESS, HISTORY_STORAGE_ADDRESS } from '../evm/block.ts';
 import { applyDaoFork } from '../evm/dao.ts';
 import type { ForkRules } from '../evm/forks.ts';
+import type { EvmTracer } from '../evm/hooks.ts';
 import { WorldState } from '../evm/state.ts';
 import { applyTransaction, InvalidTransaction, type TransactionResult } from '../evm/transaction.ts';
 import { bytesToBigint } from '../evm/words.ts';
@@ -23,6 +25,17 @@ import { EvmVmTracer } from './tracing/evmVmTrace.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import type { ParityTraces } from './tracing/traceTypes.ts';
+
+/**
+ * A tracer of each transaction (geth's debug tracers), made as it starts on `world` and finished
+ * right after it, before the next one changes the state.
+ */
+export type EvmTracerFactory = (
+  tx: TypedTransaction,
+  index: number,
+  world: WorldState,
+  rules: ForkRules,
+) => { tracer: EvmTracer | null; finish(): void } | null;
 
 /** One transaction replayed and traced (src/exec/replay.ts's ReplayedTx). */
 export interface EvmReplayedTx extends ParityTraces {
@@ -47,6 +60,7 @@ export async function replayOnEvm(
   block: Block,
   types: TraceTypes,
   part?: { indices: readonly number[]; board?: ConflictBoard },
+  extra?: EvmTracerFactory,
 ): Promise<{ txs: EvmReplayedTx[]; access: StateAccess[] } | null> {
   const header = block.header;
   const common = chain.commonAt(header.number, header.timestamp);
@@ -86,18 +100,23 @@ export async function replayOnEvm(
     // Another part (or this one) found a conflict: the block will be replayed whole.
     if (part?.board?.lost) break;
     let run: { result: TransactionResult; parity: ParityCallTracer | null; vm: EvmVmTracer | null };
+    // The extra tracer of the run that completed: each run (one stopped for missing state, then the
+    // one that had it all) gets a fresh one.
+    let traced: ReturnType<EvmTracerFactory> = null;
     try {
       run = await untilComplete(
         fetching,
         () => {
           const parity = types.trace ? new ParityCallTracer() : null;
           const vm = types.vmTrace ? new EvmVmTracer(world, rules) : null;
+          traced = extra ? extra(tx, index, world, rules) : null;
           const tracer = allEvmTracers([
             parity && adaptTracer(parity, world),
             diffs?.tracer ?? null,
             access?.tracer ?? null,
             written?.tracer ?? null,
             vm?.tracer ?? null,
+            traced?.tracer ?? null,
           ]);
           return {
             result: applyTransaction(world, env, rules, precompiles, evmTransaction(tx), tracer),
@@ -111,6 +130,7 @@ export async function replayOnEvm(
           written?.clear();
         },
       );
+      (traced as ReturnType<EvmTracerFactory>)?.finish();
     } catch (e) {
       // In a part, a transaction invalid on the part's state (funds or a nonce another part
       // provides) only means the part cannot stand alone.

@@ -60,6 +60,9 @@ import { Watchdog } from './watchdog.ts';
 const ZERO_ADDRESS = new Uint8Array(20);
 const EMPTY_DATA = new Uint8Array(0);
 
+/** Makes a call's tracer for one run, on the state and rules it runs on (debug_traceCall). */
+export type CallTracerMaker = (world: WorldState, rules: ForkRules) => EvmTracer | null;
+
 /**
  * trace_call / trace_callMany / trace_rawTransaction on the EVM of src/evm: calls simulated in order
  * on the state after one block, with Reth's pure simulation (no fees, no nonce check; the sender's
@@ -252,11 +255,11 @@ export class EvmCallSession {
   async simulate(
     request: CallRequest,
     index: number,
-    _tracer: null,
+    tracer: CallTracerMaker | null,
     options: { dialect: 'geth'; isolated?: boolean; onOp?: OpListener },
   ): Promise<SimulatedCall> {
     return untilComplete(this.fetching, () =>
-      this.runGeth(options.isolated ? this.freshWorld() : this.world, request, index, options.onOp),
+      this.runGeth(options.isolated ? this.freshWorld() : this.world, request, index, options.onOp, tracer),
     );
   }
 
@@ -271,6 +274,7 @@ export class EvmCallSession {
     request: CallRequest,
     index: number,
     onOp: OpListener | undefined,
+    makeTracer: CallTracerMaker | null = null,
   ): SimulatedCall {
     const baseFee = this.envHeader.baseFeePerGas;
     const call = callMessage(request, baseFee, this.gasCap, 'geth');
@@ -307,6 +311,8 @@ export class EvmCallSession {
       return { output: new Uint8Array(), gasUsed: 0n, gasSpent: null, failed: true };
     }
     if (built.ethereumjs) this.checkBlobFee(built.ethereumjs, env, price, index);
+    // A tracer of the call (debug_traceCall), made for this run as it starts.
+    const extra = makeTracer ? makeTracer(world, this.fork.rules) : null;
     let end: FrameEnd | null = null;
     const top: EvmTracer = {
       frameEnd: (e) => {
@@ -316,7 +322,7 @@ export class EvmCallSession {
     };
     let result: TransactionResult;
     try {
-      const tracer = this.watchdog ? allEvmTracers([top, this.watchdog]) : top;
+      const tracer = allEvmTracers([top, this.watchdog, extra]);
       result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
         call: true,
       });

@@ -16,6 +16,8 @@ import {
   diffCallMany,
   diffCallShapes,
   diffCalls,
+  diffDebugTraces,
+  diffFailingOps,
   diffParts,
   diffReplays,
   type EngineChain,
@@ -87,6 +89,17 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared } = await diffCallShapes(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.ok(compared > 1000, `${compared} compared`);
+    });
+
+    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(onEvm, compared, 'every answer from src/evm');
+    });
+
+    it('logs ops that fail (out of gas part-way, stack, undefined, bad jump) as ethereumjs does', async () => {
+      const { problems, compared } = await diffFailingOps(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
     });
 
     it("shows a trace_call its sender's balance less only the value, whatever fee cap it names", async () => {
@@ -208,6 +221,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
+
+    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(onEvm, compared, 'every answer from src/evm');
+    });
   });
 
   describe('the mainnet-like block (anvil)', () => {
@@ -274,6 +293,12 @@ describe('src/evm against ethereumjs: replays and calls', () => {
       const { problems, compared, fellBack } = await diffBlobCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
       assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
+    });
+
+    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+      assert.equal(onEvm, compared, 'every answer from src/evm');
     });
   });
 });

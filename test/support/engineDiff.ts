@@ -4,11 +4,19 @@ import { ChainReader } from '../../src/chain/reader.ts';
 import { readStoredSpec } from '../../src/chain/storedSpec.ts';
 import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import type { BlockOverrides, CallRequest, TraceTypes } from '../../src/core/call.ts';
+import type { GethTracerConfig } from '../../src/core/traceConfig.ts';
 import type { Engine } from '../../src/exec/evmEngine.ts';
 import { replayOnEvm } from '../../src/exec/evmReplay.ts';
 import { EvmCallSession } from '../../src/exec/evmSession.ts';
 import { type CallManyJob, runCallMany, runCallManyPart } from '../../src/exec/jobs/callMany.ts';
 import { type CallJob, callJobs } from '../../src/exec/jobs/calls.ts';
+import {
+  type DebugTraceBlockJob,
+  type DebugTraceCallJob,
+  debugJobs,
+  traceBlockOnEvm,
+  traceCallOnEvm,
+} from '../../src/exec/jobs/debug.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
 import { CallSession } from '../../src/exec/session.ts';
 import { partitionBySender, validPrefix } from '../../src/exec/speculation.ts';
@@ -741,6 +749,215 @@ export async function diffCallShapes({
         compared++;
         if (a !== b) problems.push(`block ${n} ${name} ${method} ${firstDifference(a, b)}`);
       }
+    }
+  }
+  return { problems, compared };
+}
+
+const STRUCT_DEFAULTS = {
+  disableStack: false,
+  disableStorage: false,
+  enableMemory: false,
+  enableReturnData: false,
+  limit: 0,
+};
+
+/** Each geth tracer in each of its configurations, traced over whole blocks. */
+export const BLOCK_TRACERS: readonly GethTracerConfig[] = [
+  { tracer: 'structLogger', options: STRUCT_DEFAULTS },
+  {
+    tracer: 'structLogger',
+    options: { ...STRUCT_DEFAULTS, disableStack: true, disableStorage: true, enableReturnData: true },
+  },
+  { tracer: 'callTracer', onlyTopCall: false, withLog: false },
+  { tracer: 'callTracer', onlyTopCall: false, withLog: true },
+  { tracer: 'callTracer', onlyTopCall: true, withLog: true },
+  { tracer: 'prestateTracer', diffMode: false, disableCode: false, disableStorage: false },
+  { tracer: 'prestateTracer', diffMode: true, disableCode: false, disableStorage: false },
+  { tracer: 'prestateTracer', diffMode: true, disableCode: true, disableStorage: true },
+  { tracer: 'noopTracer' },
+];
+
+/** Also for single transactions and calls, where memory (large on a whole block) stays small. */
+export const SINGLE_TRACERS: readonly GethTracerConfig[] = [
+  ...BLOCK_TRACERS,
+  { tracer: 'structLogger', options: { ...STRUCT_DEFAULTS, enableMemory: true, enableReturnData: true } },
+  { tracer: 'structLogger', options: { ...STRUCT_DEFAULTS, enableMemory: true, limit: 40 } },
+  { tracer: 'callTracer', onlyTopCall: true, withLog: false },
+  { tracer: 'prestateTracer', diffMode: false, disableCode: true, disableStorage: true },
+];
+
+/**
+ * geth's debug tracers on both engines: every block with each of BLOCK_TRACERS
+ * (debug_traceBlockByHash), each transaction alone (debug_traceTransaction) with SINGLE_TRACERS in
+ * turn, and each transaction as a debug_traceCall on its parent (with its fees; the first of each
+ * block also with overrides, and with a value its sender cannot pay). Each must run on src/evm:
+ * `onEvm` counts the answers (or refusals) src/evm gave; null from traceBlockOnEvm or traceCallOnEvm
+ * is a fall-back to ethereumjs, and is not counted.
+ */
+export async function diffDebugTraces(
+  { chain, store }: EngineChain,
+  blockTracers: readonly GethTracerConfig[] = BLOCK_TRACERS,
+): Promise<{ problems: string[]; compared: number; onEvm: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const problems: string[] = [];
+  let compared = 0;
+  let onEvm = 0;
+  const old = debugJobs(chain, LIMITS, 'ethereumjs');
+  const evmAnswer = async (run: () => Promise<Uint8Array | null>): Promise<Uint8Array> => {
+    let answer: Uint8Array | null;
+    try {
+      answer = await run();
+    } catch (e) {
+      // Refused on src/evm (a call's sender cannot pay): its words are compared too.
+      onEvm++;
+      throw e;
+    }
+    if (answer === null) throw new Error('fell back to ethereumjs');
+    onEvm++;
+    return answer;
+  };
+  const compare = async (
+    name: string,
+    a: () => Promise<Uint8Array>,
+    b: () => Promise<Uint8Array | null>,
+  ): Promise<void> => {
+    const text = (answer: Uint8Array) => Buffer.from(answer).toString();
+    const x = await outcome(() => a().then(text));
+    const y = await outcome(() => evmAnswer(b).then(text));
+    compared++;
+    if (x !== y) problems.push(`${name} ${firstDifference(x, y)}`);
+  };
+  let turn = 0;
+  for (let n = 1n; n <= head.number; n++) {
+    const blockHash = await store.getCanonicalHash(n);
+    const parentHash = await store.getCanonicalHash(n - 1n);
+    assert.ok(blockHash && parentHash);
+    const block = await chain.block(blockHash);
+    assert.ok(block);
+    for (const config of blockTracers) {
+      const job: DebugTraceBlockJob = { blockHash, config };
+      await compare(
+        `block ${n} ${JSON.stringify(config)}`,
+        () => old.debugTraceBlock(job),
+        () => traceBlockOnEvm(chain, job),
+      );
+    }
+    for (const [txIndex, tx] of block.transactions.entries()) {
+      const config = SINGLE_TRACERS[turn++ % SINGLE_TRACERS.length] as GethTracerConfig;
+      const job: DebugTraceBlockJob = { blockHash, config, txIndex };
+      await compare(
+        `block ${n} tx ${txIndex} ${JSON.stringify(config)}`,
+        () => old.debugTraceBlock(job),
+        () => traceBlockOnEvm(chain, job),
+      );
+      const calls: Array<[string, DebugTraceCallJob]> = [
+        ['call', { blockHash: parentHash, call: txAsCall(tx, true), config }],
+      ];
+      if (txIndex === 0) {
+        const plain = txAsCall(tx, false);
+        for (const each of SINGLE_TRACERS) {
+          calls.push(
+            [
+              'call overridden',
+              {
+                blockHash: parentHash,
+                call: plain,
+                config: each,
+                stateOverrides: [
+                  { address: plain.from as Uint8Array, override: { balance: 10n ** 30n, nonce: 3n } },
+                ],
+                blockOverrides: {
+                  number: block.header.number,
+                  time: block.header.timestamp,
+                  feeRecipient: Uint8Array.from({ length: 20 }, (_, i) => 0xc0 + i),
+                },
+              },
+            ],
+            [
+              'call unaffordable',
+              { blockHash: parentHash, call: { ...plain, value: 10n ** 40n }, config: each },
+            ],
+          );
+        }
+      }
+      for (const [name, call] of calls) {
+        await compare(
+          `block ${n} tx ${txIndex} ${name} ${JSON.stringify(call.config)}`,
+          () => old.debugTraceCall(call),
+          () => traceCallOnEvm(chain, LIMITS, call),
+        );
+      }
+    }
+  }
+  return { problems, compared, onEvm };
+}
+
+/**
+ * Ops that fail (out of gas part-way, stack underflow, an undefined byte, a bad jump), each put at
+ * an address by an override and called by debug_traceCall with the struct logger on the head block
+ * at several gas limits, on both engines: the cost a struct log shows for an op that ran out of gas
+ * is the whole cost ethereumjs worked out for it, which src/evm never charges in one piece.
+ */
+export async function diffFailingOps({
+  chain,
+  store,
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
+  const head = await store.getHead();
+  assert.ok(head);
+  const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xb0 + i);
+  const from = Uint8Array.from({ length: 20 }, (_, i) => 0x50 + i);
+  const code: Record<string, string> = {
+    'cold SLOAD': '600054',
+    BALANCE: '6001310000',
+    'MSTORE far out': '6001630100000052',
+    CALLDATACOPY: '6120006000600037',
+    LOG1: '61200060006000a1',
+    SSTORE: '6001600055',
+    CALL: '600060006000600060006001610100f1',
+    CREATE: '61100060006000f0',
+    KECCAK256: '612000600020',
+    EXP: `7f${'ff'.repeat(32)}60020a`,
+    'ADD underflow': '01',
+    'SLOAD underflow': '54',
+    'bad JUMP': '600356',
+    INVALID: 'fe',
+    'undefined byte': '0c',
+    RETURN: '6210000060006000f3',
+    SELFDESTRUCT: '61deadff',
+    MCOPY: '61200060006000 5e'.replace(' ', ''),
+    EXTCODECOPY: '612000600060006101005a3c',
+  };
+  const old = debugJobs(chain, LIMITS, 'ethereumjs');
+  const config: GethTracerConfig = {
+    tracer: 'structLogger',
+    options: {
+      disableStack: false,
+      disableStorage: false,
+      enableMemory: true,
+      enableReturnData: true,
+      limit: 0,
+    },
+  };
+  const text = (answer: Uint8Array | null) => (answer ? Buffer.from(answer).toString() : 'fell back');
+  const problems: string[] = [];
+  let compared = 0;
+  for (const [name, hex] of Object.entries(code)) {
+    for (const gas of [30n, 200n, 2_000n, 30_000n]) {
+      const job: DebugTraceCallJob = {
+        blockHash: head.hash,
+        call: { from, to: probe, gas: 21_000n + gas },
+        config,
+        stateOverrides: [
+          { address: probe, override: { code: Buffer.from(hex, 'hex') } },
+          { address: from, override: { balance: 10n ** 20n } },
+        ],
+      };
+      const a = await outcome(() => old.debugTraceCall(job).then(text));
+      const b = await outcome(() => traceCallOnEvm(chain, LIMITS, job).then(text));
+      compared++;
+      if (a !== b) problems.push(`${name} with ${gas} gas ${firstDifference(a, b)}`);
     }
   }
   return { problems, compared };

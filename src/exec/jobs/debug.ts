@@ -9,15 +9,20 @@ import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
 import { toHex } from '../../primitives/hex.ts';
+import { defaultEngine, type Engine } from '../evmEngine.ts';
+import { replayOnEvm } from '../evmReplay.ts';
+import { EvmCallSession } from '../evmSession.ts';
 import { callMessage } from '../message.ts';
 import { replayBlock } from '../replay.ts';
 import { CallSession } from '../session.ts';
+import { createEvmGethTracer, type EvmGethTracer } from '../tracing/geth/evm.ts';
 import {
   createGethTracer,
   type GethTracer,
   type GethTracerConfig,
   type TxContext,
 } from '../tracing/geth/index.ts';
+import type { TxOutcome } from '../tracing/geth/types.ts';
 
 /** debug_traceBlockBy* and debug_traceTransaction: a mined block replayed, one transaction or all traced. */
 export interface DebugTraceBlockJob {
@@ -40,12 +45,59 @@ const NO_PARITY_TRACES = { trace: false, stateDiff: false, vmTrace: false };
 const ZERO_ADDRESS = new Uint8Array(20);
 const IDLE = { frameStart() {}, frameEnd() {} };
 
-/** geth's debug_trace* methods. Answers are encoded JSON. */
-export function debugJobs(chain: ChainReader, limits: CallLimits) {
+/**
+ * geth's debug_trace* methods. Answers are encoded JSON. They run on `engine` where it can run them
+ * (see replayOnEvm and EvmCallSession.openAt), else on ethereumjs.
+ */
+export function debugJobs(chain: ChainReader, limits: CallLimits, engine: Engine = defaultEngine()) {
   return {
-    debugTraceBlock: (job: DebugTraceBlockJob): Promise<Uint8Array> => traceBlock(chain, job),
-    debugTraceCall: (job: DebugTraceCallJob): Promise<Uint8Array> => traceCall(chain, limits, job),
+    debugTraceBlock: async (job: DebugTraceBlockJob): Promise<Uint8Array> =>
+      (engine === 'evm' ? await traceBlockOnEvm(chain, job) : null) ?? traceBlock(chain, job),
+    debugTraceCall: async (job: DebugTraceCallJob): Promise<Uint8Array> =>
+      (engine === 'evm' ? await traceCallOnEvm(chain, limits, job) : null) ?? traceCall(chain, limits, job),
   };
+}
+
+/** traceBlock on src/evm; null where it cannot run the block (ethereumjs answers then). */
+export async function traceBlockOnEvm(
+  chain: ChainReader,
+  job: DebugTraceBlockJob,
+): Promise<Uint8Array | null> {
+  const block = await chain.block(job.blockHash);
+  // A missing block or the genesis: ethereumjs's path words the refusal.
+  if (!block || block.header.number === 0n) return null;
+  const coinbase = block.header.coinbase.bytes;
+  const tracers: Array<EvmGethTracer | undefined> = [];
+  const replayed = await replayOnEvm(chain, block, NO_PARITY_TRACES, undefined, (tx, index, world, rules) => {
+    if (job.txIndex !== undefined && job.txIndex !== index) return null;
+    const tracer = createEvmGethTracer(job.config, txContext(tx, coinbase), world, rules);
+    tracers[index] = tracer;
+    return tracer;
+  });
+  if (!replayed) return null;
+  return blockAnswer(chain, job, replayed.txs, (index, outcome) => tracers[index]?.result(outcome));
+}
+
+/** The answer of a block's traces: one transaction's result, or each with its hash. */
+async function blockAnswer(
+  chain: ChainReader,
+  job: DebugTraceBlockJob,
+  txs: ReadonlyArray<{ hash: Uint8Array }>,
+  result: (index: number, outcome: TxOutcome) => Promise<unknown> | undefined,
+): Promise<Uint8Array> {
+  const gasUsed = await receiptGasUsed(chain, job.blockHash);
+  if (job.txIndex !== undefined) {
+    const answer = result(job.txIndex, { gasUsed: gasUsed[job.txIndex] ?? 0n });
+    if (!answer) throw new Error(`transaction ${job.txIndex} was not replayed`);
+    return Buffer.from(JSON.stringify(await answer));
+  }
+  const results: unknown[] = [];
+  for (const [index, tx] of txs.entries()) {
+    const answer = result(index, { gasUsed: gasUsed[index] ?? 0n });
+    if (!answer) throw new Error(`transaction ${index} was not traced`);
+    results.push({ txHash: toHex(tx.hash), result: await answer });
+  }
+  return Buffer.from(JSON.stringify(results));
 }
 
 async function traceBlock(chain: ChainReader, job: DebugTraceBlockJob): Promise<Uint8Array> {
@@ -73,22 +125,73 @@ async function traceBlock(chain: ChainReader, job: DebugTraceBlockJob): Promise<
     for (const tracer of tracers) tracer?.detach();
     throw e;
   }
-  const gasUsed = await receiptGasUsed(chain, job.blockHash);
-  if (job.txIndex !== undefined) {
-    const tracer = tracers[job.txIndex];
-    if (!tracer) throw new Error(`transaction ${job.txIndex} was not replayed`);
-    return Buffer.from(JSON.stringify(await tracer.result({ gasUsed: gasUsed[job.txIndex] ?? 0n })));
-  }
-  const results: unknown[] = [];
-  for (const [index, tx] of replayed.txs.entries()) {
-    const tracer = tracers[index];
-    if (!tracer) throw new Error(`transaction ${index} was not traced`);
-    results.push({
-      txHash: toHex(tx.hash),
-      result: await tracer.result({ gasUsed: gasUsed[index] ?? 0n }),
-    });
-  }
-  return Buffer.from(JSON.stringify(results));
+  return blockAnswer(chain, job, replayed.txs, (index, outcome) => tracers[index]?.result(outcome));
+}
+
+/** traceCall on src/evm; null where it cannot run the call (ethereumjs answers then). */
+export async function traceCallOnEvm(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: DebugTraceCallJob,
+): Promise<Uint8Array | null> {
+  if (job.call.blobVersionedHashes !== undefined) return null;
+  const session = await EvmCallSession.openAt(chain, job.blockHash, {
+    gasCap: limits.gasCap,
+    ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
+    ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
+  });
+  if (!session) return null;
+  const context = await callContext(job, limits, session, session.header.coinbase.bytes);
+  // Made for each run of the call (a run stopped for missing state is run again from the start).
+  let tracer: EvmGethTracer | null = null;
+  const outcome = await session.simulate(
+    context.call,
+    0,
+    (world, rules) => {
+      tracer = createEvmGethTracer(job.config, context.tx, world, rules);
+      return tracer.tracer;
+    },
+    { dialect: 'geth' },
+  );
+  const traced = tracer as EvmGethTracer | null;
+  if (!traced) throw new Error('debug_traceCall: the call never ran');
+  traced.finish();
+  return Buffer.from(JSON.stringify(await traced.result({ gasUsed: outcome.gasSpent ?? outcome.gasUsed })));
+}
+
+/**
+ * The message eth_call would run (geth's debug_traceCall builds it the same way), and what the
+ * tracer is told before the call starts; the session builds the same message again to run it.
+ */
+async function callContext(
+  job: DebugTraceCallJob,
+  limits: CallLimits,
+  session: { baseFee: bigint | undefined; account(address: Uint8Array): Promise<{ nonce: bigint }> },
+  coinbase: Uint8Array,
+): Promise<{ call: CallRequest & { gas: bigint }; tx: TxContext }> {
+  const call = callMessage(job.call, session.baseFee, limits.gasCap, 'geth');
+  const from = call.from ?? ZERO_ADDRESS;
+  const creation = call.to === undefined || call.to === null;
+  const sender = await session.account(from);
+  const tx: TxContext = {
+    from,
+    to: creation ? generateAddress(from, bigIntToBytes(sender.nonce)) : (call.to as Uint8Array),
+    creation,
+    value: call.value ?? 0n,
+    gasLimit: call.gas,
+    coinbase: job.blockOverrides?.feeRecipient ?? coinbase,
+    authorities: recovered(
+      (call.authorizationList ?? []).map((a) => [
+        bigIntToUnpaddedBytes(a.chainId),
+        a.address,
+        bigIntToUnpaddedBytes(a.nonce),
+        bigIntToUnpaddedBytes(a.yParity),
+        bigIntToUnpaddedBytes(a.r),
+        bigIntToUnpaddedBytes(a.s),
+      ]),
+    ),
+  };
+  return { call, tx };
 }
 
 async function traceCall(
@@ -102,30 +205,8 @@ async function traceCall(
     ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
   });
   try {
-    // The message eth_call would run (geth's debug_traceCall builds it the same way), for what the
-    // tracer is told before the call starts; the session builds the same message again to run it.
-    const call = callMessage(job.call, session.baseFee, limits.gasCap, 'geth');
-    const from = call.from ?? ZERO_ADDRESS;
-    const creation = call.to === undefined || call.to === null;
-    const sender = await session.account(from);
-    const tracer = createGethTracer(job.config, {
-      from,
-      to: creation ? generateAddress(from, bigIntToBytes(sender.nonce)) : (call.to as Uint8Array),
-      creation,
-      value: call.value ?? 0n,
-      gasLimit: call.gas,
-      coinbase: job.blockOverrides?.feeRecipient ?? header.coinbase.bytes,
-      authorities: recovered(
-        (call.authorizationList ?? []).map((a) => [
-          bigIntToUnpaddedBytes(a.chainId),
-          a.address,
-          bigIntToUnpaddedBytes(a.nonce),
-          bigIntToUnpaddedBytes(a.yParity),
-          bigIntToUnpaddedBytes(a.r),
-          bigIntToUnpaddedBytes(a.s),
-        ]),
-      ),
-    });
+    const { call, tx } = await callContext(job, limits, session, header.coinbase.bytes);
+    const tracer = createGethTracer(job.config, tx);
     tracer.attach(session.evm);
     let gasUsed: bigint;
     try {

@@ -70,6 +70,7 @@ export function allEvmTracers(tracers: Array<EvmTracer | null>): EvmTracer | nul
   const withStart = active.filter((t) => t.frameStart);
   const withEnd = active.filter((t) => t.frameEnd);
   const withDestruct = active.filter((t) => t.selfDestruct);
+  const withLog = active.filter((t) => t.log);
   const withWrite = active.filter((t) => t.storageWrite);
   const withAccountRead = active.filter((t) => t.accountRead);
   const withStorageRead = active.filter((t) => t.storageRead);
@@ -85,6 +86,10 @@ export function allEvmTracers(tracers: Array<EvmTracer | null>): EvmTracer | nul
   if (withDestruct.length > 0)
     out.selfDestruct = (s) => {
       for (const t of withDestruct) t.selfDestruct?.(s);
+    };
+  if (withLog.length > 0)
+    out.log = (a, topics, data) => {
+      for (const t of withLog) t.log?.(a, topics, data);
     };
   if (withWrite.length > 0)
     out.storageWrite = (a, slot, v) => {

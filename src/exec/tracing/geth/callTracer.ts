@@ -51,6 +51,7 @@ const TYPES: Record<FrameKind, string> = {
 
 /** LOG0 … LOG4, indexed by their topic count. */
 const LOG_OPS = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4];
+const EMPTY = new Uint8Array();
 
 // The least JSON a call frame renders to (type, from, to, gas, gasUsed, input, value).
 const FRAME_MIN_JSON_BYTES = 120;
@@ -81,17 +82,26 @@ export class CallTracer implements GethTracer {
     // below its arguments belongs to the contract, not to the log.
     for (const [topicCount, op] of LOG_OPS.entries()) {
       patch.afterOp([op], 2 + topicCount, (runState, args) => {
-        const open = this.stack[this.stack.length - 1];
-        if (!open || (this.config.onlyTopCall && this.depth > 1)) return;
         const [offset = 0n, size = 0n, ...topics] = args;
-        open.logs.push({
-          address: toHex(runState.interpreter.getAddress().bytes),
-          topics: topics.map((t) => wordHex(t)),
-          data: size === 0n ? '0x' : toHex(runState.memory.read(Number(offset), Number(size))),
-          position: quantityToHex(open.calls.length),
-        });
+        this.log(
+          runState.interpreter.getAddress().bytes,
+          topics,
+          size === 0n ? EMPTY : runState.memory.read(Number(offset), Number(size)),
+        );
       });
     }
+  }
+
+  /** A log the running frame emitted (its op succeeded); kept with `withLog` only. */
+  log(address: Uint8Array, topics: readonly bigint[], data: Uint8Array): void {
+    const open = this.stack[this.stack.length - 1];
+    if (!open || (this.config.onlyTopCall && this.depth > 1)) return;
+    open.logs.push({
+      address: toHex(address),
+      topics: topics.map((t) => wordHex(t)),
+      data: data.length === 0 ? '0x' : toHex(data),
+      position: quantityToHex(open.calls.length),
+    });
   }
 
   detach(): void {

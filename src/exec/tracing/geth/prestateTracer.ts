@@ -6,6 +6,10 @@ import {
   generateAddress2,
   setLengthLeft,
 } from '@ethereumjs/util';
+import type { ForkRules } from '../../../evm/forks.ts';
+import type { EvmTracer } from '../../../evm/hooks.ts';
+import type { WorldState } from '../../../evm/state.ts';
+import { addressBytes, bytesToBigint } from '../../../evm/words.ts';
 import { bigintWord, quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
 import type { FrameEnd, FrameStart } from '../hooks.ts';
 import { EvmPatch, type RunState } from './evmPatch.ts';
@@ -21,6 +25,8 @@ import {
 interface Looked {
   address: Uint8Array;
   account: Promise<AccountState>;
+  /** On src/evm, the account as read (synchronously). */
+  now?: AccountState;
   storage: Map<string, { slot: Uint8Array; value: Promise<Uint8Array> }>;
 }
 
@@ -63,6 +69,8 @@ export class PrestateTracer implements GethTracer {
   private evm: EVM | null = null;
   private delegations = false;
   private patch: EvmPatch | null = null;
+  /** On src/evm: reads an account as it is now. */
+  private now: ((address: Uint8Array) => AccountState) | null = null;
   private post: Map<
     string,
     { account: Promise<AccountState>; storage: Map<string, Promise<Uint8Array>> }
@@ -77,18 +85,93 @@ export class PrestateTracer implements GethTracer {
     this.evm = evm;
     this.reader = stateReader(evm);
     this.delegations = evm.common.isActivatedEIP(7702);
-    // geth's OnTxStart, before the sender pays for gas.
-    if (this.tx.creation) this.created.add(toHex(this.tx.to));
-    this.lookupAccount(this.tx.from);
-    this.lookupAccount(this.tx.to);
-    this.lookupAccount(this.tx.coinbase);
-    for (const authority of this.tx.authorities) this.lookupAccount(authority);
+    this.start();
     evm.events.on('step', this.onStep);
     evm.events.on('beforeMessage', this.onMessage);
     if (this.delegations) {
       this.patch = new EvmPatch(evm);
       this.patch.beforeAsyncOp([...CALL_OPS], 5, this.beforeCall);
     }
+  }
+
+  /** geth's OnTxStart, before the sender pays for gas. */
+  private start(): void {
+    if (this.tx.creation) this.created.add(toHex(this.tx.to));
+    this.lookupAccount(this.tx.from);
+    this.lookupAccount(this.tx.to);
+    this.lookupAccount(this.tx.coinbase);
+    for (const authority of this.tx.authorities) this.lookupAccount(authority);
+  }
+
+  /**
+   * On the EVM of src/evm: the hooks that make the lookups ethereumjs's events make (see `attach`),
+   * reading `world` as each happens. Called as the transaction starts; `finish` ends it.
+   */
+  evmTracer(world: WorldState, rules: ForkRules): EvmTracer {
+    const read = (address: Uint8Array): AccountState => {
+      const account = world.account(bytesToBigint(address));
+      return {
+        balance: account.balance,
+        nonce: account.nonce,
+        code: account.exists ? account.code(world.reader) : new Uint8Array(),
+      };
+    };
+    this.now = read;
+    this.reader = {
+      account: (address) => Promise.resolve(read(address)),
+      storage: (address, slot) =>
+        Promise.resolve(
+          bigintWord(world.storage(world.account(bytesToBigint(address)), bytesToBigint(slot))),
+        ),
+    };
+    this.delegations = rules.delegation;
+    this.start();
+    // The account the last CALL-family op names, for its delegate once the op has paid (callCost).
+    let callee: Uint8Array | null = null;
+    return {
+      frameStart: (start) => {
+        if (start.depth === 0) {
+          // The recipient's delegate, from its code as the transaction started (see onMessage).
+          const recipient = this.pre.get(toHex(this.tx.to))?.now;
+          const target = recipient && delegationTarget(recipient.code);
+          if (this.delegations && !this.tx.creation && target) this.lookupAccount(target);
+          return;
+        }
+        if (start.kind !== 'create' && start.kind !== 'create2') return;
+        const address = addressBytes(start.to);
+        this.created.add(toHex(address));
+        this.lookupAccount(address);
+      },
+      step: {
+        step: (view) => {
+          const op = view.opcode;
+          const sp = view.sp;
+          callee = null;
+          if (sp === 0) return;
+          const top = view.stack[sp - 1] as bigint;
+          if (op === SLOAD || op === SSTORE) {
+            this.lookupStorage(addressBytes(view.address), top);
+          } else if (ADDRESS_OPS.has(op)) {
+            this.lookupAccount(addressOf(top));
+            if (op === SELFDESTRUCT) this.deleted.add(toHex(addressBytes(view.address)));
+          } else if (CALL_OPS.has(op) && sp >= 5) {
+            callee = addressOf(view.stack[sp - 2] as bigint);
+            this.lookupAccount(callee);
+          }
+        },
+        callCost: () => {
+          if (!this.delegations || callee === null) return;
+          const target = delegationTarget(read(callee).code);
+          callee = null;
+          if (target) this.lookupAccount(target);
+        },
+      },
+    };
+  }
+
+  /** On src/evm, right after the transaction: geth's OnTxEnd (see `detach`). */
+  finish(): void {
+    this.readPost();
   }
 
   detach(): void {
@@ -99,7 +182,11 @@ export class PrestateTracer implements GethTracer {
     this.patch?.restore();
     this.patch = null;
     this.evm = null;
-    // geth's OnTxEnd: the state after the transaction, read now, before the next one changes it.
+    this.readPost();
+  }
+
+  /** geth's OnTxEnd: the state after the transaction, read now, before the next one changes it. */
+  private readPost(): void {
     if (this.config.diffMode && this.reader) {
       const reader = this.reader;
       this.post = new Map();
@@ -192,6 +279,11 @@ export class PrestateTracer implements GethTracer {
   private lookupAccount(address: Uint8Array): void {
     const key = toHex(address);
     if (this.pre.has(key) || !this.reader) return;
+    if (this.now) {
+      const now = this.now(address);
+      this.pre.set(key, { address, account: Promise.resolve(now), now, storage: new Map() });
+      return;
+    }
     this.pre.set(key, { address, account: settled(this.reader.account(address)), storage: new Map() });
   }
 

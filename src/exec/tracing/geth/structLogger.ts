@@ -14,7 +14,7 @@ import {
 } from './types.ts';
 
 /** One entry of `structLogs`, in geth's legacy JSON (eth/tracers/logger.structLogLegacy). */
-interface StructLog {
+export interface StructLog {
   pc: number;
   op: string;
   gas: number;
@@ -29,7 +29,7 @@ interface StructLog {
   refund?: number;
 }
 
-type Cell = { value: string | Promise<string> };
+export type Cell = { value: string | Promise<string> };
 
 interface Frame {
   kind: FrameKind;
@@ -50,7 +50,7 @@ const EMPTY = new Uint8Array();
 
 // geth checks the stack and static gas before it records an op, so an op that fails on these is
 // recorded with the error; any later failure (a revert, a bad jump) leaves the op without one.
-const PRE_EXECUTION_ERRORS: ReadonlySet<FrameError> = new Set([
+export const PRE_EXECUTION_ERRORS: ReadonlySet<FrameError> = new Set([
   'out of gas',
   'stack underflow',
   'stack overflow',
@@ -217,7 +217,7 @@ export class StructLogger implements GethTracer {
   }
 }
 
-function toJson(log: StructLog): unknown {
+export function toJson(log: StructLog): unknown {
   if (!log.storage) return log;
   const storage: Record<string, string> = {};
   for (const [slot, cell] of log.storage) storage[slot] = cell.value as string;
@@ -225,7 +225,7 @@ function toJson(log: StructLog): unknown {
 }
 
 /** Memory as geth shows it: 32-byte words; ethereumjs grows its buffer lazily, so pad with zeros. */
-function memoryWords(memory: Uint8Array, words: number): string[] {
+export function memoryWords(memory: Uint8Array, words: number): string[] {
   const out = new Array<string>(words);
   for (let i = 0; i < words; i++) {
     const start = i * 32;
@@ -240,6 +240,6 @@ function memoryWords(memory: Uint8Array, words: number): string[] {
  * (src/exec/responseLimit.ts): the fixed fields, `"0x0",` per stack item, a quoted 64-digit word per
  * memory word.
  */
-function structLogBytes(log: StructLog): number {
+export function structLogBytes(log: StructLog): number {
   return 48 + (log.stack?.length ?? 0) * 6 + (log.memory?.length ?? 0) * 67;
 }
