@@ -1,6 +1,6 @@
 // CPU of a vmTrace replay (trace_replayBlockTransactions ["vmTrace"], and ["trace","vmTrace"]) of a
 // mainnet-like block, on src/evm and on the old @ethereumjs path, in-process (issue 20).
-// Run: node --import tsx bench/vmTrace.ts
+// Run: npm run bench:vmtrace
 // env: BENCH_TXS (transactions in the block, default 200), BENCH_RUNS (replays measured per case and
 //      engine, default 5, after one warm-up), BENCH_PROFILE_EVM=1 (src/evm only, answers unchecked:
 //      for a CPU profile with node --cpu-prof).
