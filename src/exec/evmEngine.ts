@@ -53,30 +53,35 @@ const EMPTY = new Uint8Array(0);
  * What the calls on one block read from the flat history, kept for the next call on that block.
  * A node answers a stream of eth_calls on the head from memory (geth's state caches, anvil's whole
  * state); here one flat-history read is an LMDB range lookup, and a token call reads several.
- * Keyed by block hash, whose post-state never changes: a block rewound or reorged away has another
- * hash in its place. A request that reads a block while a reorg replaces it may mix the two, as it
- * may without the cache (the history is read by number).
+ * Kept per store (two stores in one process, a test's, never share) and keyed by block hash, whose
+ * post-state never changes: a block rewound or reorged away has another hash in its place. A request
+ * that reads a block while a reorg replaces it may mix the two, as it may without the cache (the
+ * history is read by number).
  */
 export class BlockReads {
   readonly accounts = new Map<bigint, AccountRecord | null>();
   readonly slots = new Map<bigint, Map<bigint, bigint>>();
   entries = 0;
 
-  /** Recent blocks, least recently used first. */
-  private static readonly recent = new Map<string, BlockReads>();
+  /** Per store, its recent blocks, least recently used first. */
+  private static byStore = new WeakMap<object, Map<string, BlockReads>>();
   private static readonly BLOCKS = 4;
   /** Entries per block, at about 200 bytes each. */
   static readonly MAX_ENTRIES = 100_000;
 
   /** Forgets every block's reads (bench/callJob.ts measures calls on a cold cache with it). */
   static clear(): void {
-    BlockReads.recent.clear();
+    BlockReads.byStore = new WeakMap();
   }
 
-  /** The reads kept for block `hash` (made empty if none), now the most recently used. */
-  static of(hash: Uint8Array): BlockReads {
+  /** The reads kept for block `hash` of `store` (made empty if none), now its most recently used. */
+  static of(store: object, hash: Uint8Array): BlockReads {
+    let recent = BlockReads.byStore.get(store);
+    if (recent === undefined) {
+      recent = new Map();
+      BlockReads.byStore.set(store, recent);
+    }
     const key = bytesKey(hash);
-    const recent = BlockReads.recent;
     let reads = recent.get(key);
     if (reads !== undefined) recent.delete(key);
     else reads = new BlockReads();
@@ -89,9 +94,8 @@ export class BlockReads {
   }
 }
 
-/** Code by hash, shared by every reader of a thread (code under a hash never changes). */
-const codes = new Map<string, Uint8Array>();
-let codeBytes = 0;
+/** Code by hash, per store's reads: a damaged store must not be served another's code. */
+const codesByStore = new WeakMap<SyncStateReads, { codes: Map<string, Uint8Array>; bytes: number }>();
 const MAX_CODE_BYTES = 32 * 1024 * 1024;
 
 /**
@@ -127,16 +131,21 @@ export class FlatStateReader implements StateReader {
 
   code(codeHash: Uint8Array): Uint8Array {
     if (equalBytes(codeHash, EMPTY_CODE_HASH)) return EMPTY;
+    let kept = codesByStore.get(this.reads);
+    if (kept === undefined) {
+      kept = { codes: new Map(), bytes: 0 };
+      codesByStore.set(this.reads, kept);
+    }
     const key = bytesKey(codeHash);
-    let code = codes.get(key);
+    let code = kept.codes.get(key);
     if (code === undefined) {
       code = this.reads.code(codeHash) ?? EMPTY;
-      if (codeBytes + code.length > MAX_CODE_BYTES) {
-        codes.clear();
-        codeBytes = 0;
+      if (kept.bytes + code.length > MAX_CODE_BYTES) {
+        kept.codes.clear();
+        kept.bytes = 0;
       }
-      codes.set(key, code);
-      codeBytes += code.length;
+      kept.codes.set(key, code);
+      kept.bytes += code.length;
     }
     return code;
   }

@@ -144,7 +144,7 @@ export class EvmCallSession {
       chain.store,
       { number: header.number, hash: blockHash },
       fork,
-      BlockReads.of(blockHash),
+      BlockReads.of(chain.store, blockHash),
     );
     if (!state) return null;
     const { reader, fetching } = state;
