@@ -1,7 +1,12 @@
 // The layers of src/ (README, Layout): data flows down, never back up. `npm test` runs this check
 // (npm run layers), so an upward import fails the test command with the offending import named.
 // Each layer lists the layers below it that it may import; its own folder is always allowed.
-// src/app.ts and src/main.ts wire everything together and may import any layer.
+//
+// Above the layers, the wiring root: the files directly in src/ (app.ts builds one server,
+// service.ts opens, starts and closes what `ethtrace start` serves, with processes.ts,
+// datadirWriter.ts and devChainDatadir.ts); it may import any layer. At the top, the CLI: src/cli/
+// (one file per command: flags in, what is printed out) and src/main.ts, its entry (exit statuses);
+// it may import the wiring root and any layer, and nothing imports it.
 const MAY_IMPORT = {
   primitives: [],
   core: ['primitives'],
@@ -30,22 +35,43 @@ const layerRules = Object.entries(MAY_IMPORT).map(([layer, below]) => ({
   to: { path: '^src/', pathNot: `^src/(${[layer, ...below].join('|')})/` },
 }));
 
+/** The wiring root: the files directly in src/ but main.ts. */
+const WIRING_ROOT = '^src/(?!main\\.ts$)[^/]+\\.ts$';
+const LAYERS = Object.keys(MAY_IMPORT).join('|');
+
 module.exports = {
   forbidden: [
     ...layerRules,
     {
       name: 'no-unknown-layer',
-      comment: 'every folder of src/ is a layer listed in .dependency-cruiser.cjs',
+      comment: 'every folder of src/ is a layer listed in .dependency-cruiser.cjs, or src/cli/',
       severity: 'error',
       from: { path: '^src/[^/]+/' },
-      to: { path: '^src/', pathNot: `^src/(${Object.keys(MAY_IMPORT).join('|')})/|^src/[^/]+\\.ts$` },
+      to: { path: '^src/', pathNot: `^src/(${LAYERS}|cli)/|^src/[^/]+\\.ts$` },
     },
     {
-      name: 'no-import-of-entry-points',
-      comment: 'src/app.ts and src/main.ts are the top: nothing in a layer imports them',
+      name: 'layers-below-the-wiring-root',
+      comment: 'the files directly in src/ wire the layers together: nothing in a layer imports them',
       severity: 'error',
-      from: { path: '^src/[^/]+/' },
-      to: { path: '^src/(app|main)\\.ts$' },
+      from: { path: `^src/(${LAYERS})/` },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'cli-is-the-top',
+      comment: 'src/cli/ and src/main.ts are the top: nothing but the CLI imports them',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(cli/|main\\.ts$)' },
+      to: { path: '^src/(cli/|main\\.ts$)' },
+    },
+    {
+      name: 'access-built-by-the-wiring-root',
+      comment:
+        'the access control, its ledgers and counters (src/transport/access/) are made by the wiring root ' +
+        '(src/service.ts, and src/processes.ts for the counters the API processes share) alone; outside src/transport/, only the keys file settings and the usage records ' +
+        '(settings.ts, usage.ts: what `ethtrace keys` reads and writes) are imported elsewhere',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/transport/|${WIRING_ROOT}` },
+      to: { path: '^src/transport/access/', pathNot: '^src/transport/access/(settings|usage)\\.ts$' },
     },
     {
       name: 'no-circular',

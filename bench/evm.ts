@@ -22,6 +22,7 @@ import { Address, createAddressFromString, Account as EjsAccount } from '@ethere
 import { createVM, runTx, type VM } from '@ethereumjs/vm';
 import secp256k1 from 'secp256k1';
 import { encodeDeployData, encodeFunctionData, type Hex } from 'viem';
+import { runStateTests } from '../src/cli/stateTests.ts';
 import type { BlockEnv } from '../src/evm/env.ts';
 import { forkRules } from '../src/evm/forks.ts';
 import { Machine } from '../src/evm/interpreter.ts';
@@ -32,7 +33,6 @@ import { trieRoot } from '../src/evm/trie.ts';
 import { addressBytes, bytesToBigint } from '../src/evm/words.ts';
 import { fastOpcodes, patchInterpreter } from '../src/exec/evmSpeedups.ts';
 import { keccak256 } from '../src/primitives/keccak.ts';
-import { runStateTests } from '../src/stateTests.ts';
 import { startAnvil } from '../test/support/anvil.ts';
 import { childPid, cpuSeconds, ROOT } from './lib/process.ts';
 import { machineLine } from './lib/rpc.ts';

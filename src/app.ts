@@ -1,4 +1,4 @@
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ChainReader } from './chain/reader.ts';
 import { readStoredSpec } from './chain/storedSpec.ts';
@@ -113,43 +113,139 @@ export interface DashboardConfig {
   gather?: (now: number, since: number) => Promise<DashboardSnapshot[]>;
 }
 
+/** What the app serves and with whom it shares its parts (the rest of `ethtrace start`, or a test). */
+export interface AppDeps {
+  store: ChainStore;
+  datadir: string;
+  dev?: DevService;
+  /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
+  upstream?: UpstreamSource;
+  log?: (line: string) => void;
+  /** Structured logs: the app's lines and one line per request (observe/log.ts). Without it, none of the latter. */
+  logger?: Logger;
+  /**
+   * One of the API processes of `--processes` (src/processes.ts): `/metrics` shows the figures of
+   * all of them, gathered through the primary.
+   */
+  cluster?: { metricsText(): Promise<string> };
+  /** The metrics registry (observe/metrics.ts); made here when not given. */
+  metrics?: Metrics;
+  /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
+  sharedLimitsProblem?: () => string | null;
+  /** Following an upstream: the follower's heads, for metrics and `/ready`. */
+  follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
+  /** The gate of one body (src/transport/gate.ts), from who sent it. */
+  gateFor?: (request: RequestInfo) => CallGate | null;
+  /** The access policy's word on open WebSockets (src/transport/access/control.ts). */
+  sockets?: SocketPolicy;
+  dashboard?: DashboardConfig;
+}
+
+/** The parts made from the store that the server's pieces share. */
+interface Parts {
+  chain: ChainReader;
+  execution: ExecutionClient;
+  log: (line: string) => void;
+  logger: Logger | null;
+  metrics: Metrics;
+  head: () => Promise<{ number: bigint; timestamp: bigint } | null>;
+}
+
 /** Wires store → services → JSON-RPC envelope → transport. Listening is separate, for tests on port 0. */
-export async function buildApp(
-  config: AppConfig,
-  deps: {
-    store: ChainStore;
-    datadir: string;
-    dev?: DevService;
-    /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
-    upstream?: UpstreamSource;
-    log?: (line: string) => void;
-    /** Structured logs: the app's lines and one line per request (observe/log.ts). Without it, none of the latter. */
-    logger?: Logger;
-    /**
-     * One of the API processes of `--processes` (src/processes.ts): `/metrics` shows the figures of
-     * all of them, gathered through the primary.
-     */
-    cluster?: { metricsText(): Promise<string> };
-    /** The metrics registry (observe/metrics.ts); made here when not given. */
-    metrics?: Metrics;
-    /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
-    sharedLimitsProblem?: () => string | null;
-    /** Following an upstream: the follower's heads, for metrics and `/ready`. */
-    follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
-    /** The gate of one body (src/transport/gate.ts), from who sent it. */
-    gateFor?: (request: RequestInfo) => CallGate | null;
-    /** The access policy's word on open WebSockets (src/transport/access/control.ts). */
-    sockets?: SocketPolicy;
-    dashboard?: DashboardConfig;
-  },
-): Promise<App> {
+export async function buildApp(config: AppConfig, deps: AppDeps): Promise<App> {
   const spec = await readStoredSpec(deps.store);
   if (spec === null) throw new UserError('the datadir holds no chain: import one first (ethtrace import)');
-  const { limits } = config;
   const chain = new ChainReader(deps.store, spec);
   const logger = deps.logger ?? null;
   const log = deps.log ?? (logger ? lineLogger(logger) : (line: string) => process.stderr.write(`${line}\n`));
   const metrics = deps.metrics ?? new Metrics();
+  const upstream = deps.upstream;
+  const { execution, inline } = executionOf(config.limits, deps, chain, log);
+  const events = new ChainEvents(deps.store, log);
+  await events.start();
+  // What the cache holds of a block a reorg removed is of no use any more (it was never final).
+  if (upstream)
+    events.onRemoved((block) => void upstream.store.cache.dropBlocks([block.hash]).catch(() => {}));
+  deps.dev?.announceTo(events);
+  const head = headOf(deps.store, chain);
+  const parts: Parts = { chain, execution, log, logger, metrics, head };
+  const services = servicesOf(config, deps, parts, events);
+  const table = methodTable(upstream !== undefined);
+  metrics.knowMethods(Object.keys(table));
+  metrics.readFrom({
+    pool: () => execution.stats(),
+    replayCache: () => services.replay.stats(),
+    ...(inline ? { inlineCalls: () => inline.inlineStats() } : {}),
+    head,
+    ...(deps.follow ? { follow: deps.follow } : {}),
+  });
+  // The operator dashboard: its source listens to every call through its own gate (serverOf).
+  const dashboard = deps.dashboard
+    ? new DashboardSource({
+        book: deps.dashboard.book,
+        methods: Object.keys(table),
+        keys: config.keys,
+        pool: () => execution.stats(),
+        head,
+      })
+    : null;
+  // The server is made below, before anything can ask for `/ready`.
+  const pages = probePages(config, deps, head, () => server.stopping);
+  const metricsPage = async (): Promise<Page> => ({
+    status: 200,
+    contentType: METRICS_CONTENT_TYPE,
+    body: await (deps.cluster ? deps.cluster.metricsText() : metrics.text()),
+  });
+  const metricsServer =
+    (config.metricsPort ?? null) === null ? null : pagesServer({ ...pages, '/metrics': metricsPage });
+  const apiPages =
+    metricsServer === null && config.metrics !== false ? { ...pages, '/metrics': metricsPage } : pages;
+  const envelope = envelopeOf(table, services, config.limits, parts);
+  const server = serverOf(config, deps, parts, { envelope, pages: apiPages, dashboard });
+  return {
+    listen: async () => {
+      const listening = await server.listen();
+      const metricsUrl = metricsServer && (await listenForMetrics(metricsServer, config));
+      return { ...listening, metricsUrl };
+    },
+    warm: () => execution.warm(),
+    stopAccepting: (options) => server.stopAccepting(options),
+    close: async (options = {}) => {
+      upstream?.head.stop();
+      events.stop();
+      services.filters.close();
+      await server.close(options);
+      if (metricsServer?.listening) {
+        metricsServer.closeAllConnections();
+        await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      }
+      dashboard?.close();
+      await execution.close();
+    },
+    services,
+    execution,
+    metrics,
+    dashboard,
+  };
+}
+
+/** The head's number and time, for metrics, `/ready` and the dashboard. */
+function headOf(store: ChainStore, chain: ChainReader): Parts['head'] {
+  return async () => {
+    const ref = await store.getHead();
+    if (ref === null) return null;
+    const header = await chain.header(ref.hash);
+    return header === null ? null : { number: ref.number, timestamp: header.timestamp };
+  };
+}
+
+/** The execution pool, and what stands before it: the read-ahead of upstream mode, or inline calls. */
+function executionOf(
+  limits: Limits,
+  deps: AppDeps,
+  chain: ChainReader,
+  log: (line: string) => void,
+): { execution: ExecutionClient; inline: InlineCallsClient | null } {
   const upstream = deps.upstream;
   const pool = new PoolExecutionClient({
     datadir: deps.datadir,
@@ -173,15 +269,16 @@ export async function buildApp(
   const execution: ExecutionClient = upstream
     ? new PrefetchingClient(pool, upstream.prefetch)
     : (inline ?? pool);
+  return { execution, inline };
+}
+
+function servicesOf(config: AppConfig, deps: AppDeps, parts: Parts, events: ChainEvents): Services {
+  const { limits } = config;
+  const { chain, execution, log, metrics } = parts;
+  const upstream = deps.upstream;
   const fees = new FeeService(chain);
   const logs = new LogService(chain, limits.methods);
-  const events = new ChainEvents(deps.store, log);
-  await events.start();
-  // What the cache holds of a block a reorg removed is of no use any more (it was never final).
-  if (upstream)
-    events.onRemoved((block) => void upstream.store.cache.dropBlocks([block.hash]).catch(() => {}));
-  deps.dev?.announceTo(events);
-  const services: Services = {
+  return {
     chain,
     state: new StateService(deps.store),
     logs,
@@ -212,8 +309,15 @@ export async function buildApp(
           )
       : null,
   };
-  const table = methodTable(upstream !== undefined);
-  const envelope = new RpcEnvelope(
+}
+
+function envelopeOf(
+  table: ReturnType<typeof methodTable>,
+  services: Services,
+  limits: Limits,
+  { execution, logger, log }: Parts,
+): RpcEnvelope<Services> {
+  return new RpcEnvelope(
     table,
     { services },
     {
@@ -226,27 +330,22 @@ export async function buildApp(
         ? logger.error({ method, err: describeForLog(e) }, 'internal error')
         : log(`internal error in ${method}: ${describeForLog(e)}`),
   );
-  metrics.knowMethods(Object.keys(table));
-  const head = async () => {
-    const ref = await deps.store.getHead();
-    if (ref === null) return null;
-    const header = await chain.header(ref.hash);
-    return header === null ? null : { number: ref.number, timestamp: header.timestamp };
-  };
-  metrics.readFrom({
-    pool: () => execution.stats(),
-    replayCache: () => services.replay.stats(),
-    ...(inline ? { inlineCalls: () => inline.inlineStats() } : {}),
-    head,
-    ...(deps.follow ? { follow: deps.follow } : {}),
-  });
-  const pages: Record<string, () => Promise<Page>> = {
+}
+
+/** `/health` and `/ready`. */
+function probePages(
+  config: AppConfig,
+  deps: AppDeps,
+  head: Parts['head'],
+  stopping: () => boolean,
+): Record<string, () => Promise<Page>> {
+  const upstream = deps.upstream;
+  return {
     '/health': async () => json(health()),
     '/ready': async () =>
       json(
         await readiness({
-          // The server is made below, before anything can ask for this page.
-          stopping: () => server.stopping,
+          stopping,
           head,
           maxHeadAgeSeconds: config.readyMaxHeadAgeSeconds ?? null,
           ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
@@ -259,42 +358,53 @@ export async function buildApp(
         }),
       ),
   };
-  const metricsPage = async (): Promise<Page> => ({
-    status: 200,
-    contentType: METRICS_CONTENT_TYPE,
-    body: await (deps.cluster ? deps.cluster.metricsText() : metrics.text()),
+}
+
+/** Listens on `--metrics-port`; its URL. */
+async function listenForMetrics(metricsServer: HttpServer, config: AppConfig): Promise<string> {
+  const host = config.metricsHost ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    metricsServer.once('error', reject);
+    metricsServer.listen(config.metricsPort ?? 0, host, () => resolve());
   });
-  const metricsPort = config.metricsPort ?? null;
-  const metricsOn = config.metrics !== false;
-  const apiPages = metricsPort === null && metricsOn ? { ...pages, '/metrics': metricsPage } : pages;
-  const metricsServer =
-    metricsPort === null
-      ? null
-      : createHttpServer((req, res) => {
-          const page = { ...pages, '/metrics': metricsPage }[(req.url ?? '/').split('?')[0] ?? '/'];
-          const answer = page ? page() : Promise.resolve(NOT_FOUND);
-          answer
-            .then(({ status, contentType, body }) => {
-              res.writeHead(status, { 'content-type': contentType });
-              res.end(body);
-            })
-            .catch((e: unknown) => {
-              res.writeHead(500, { 'content-type': 'text/plain' });
-              res.end(`${(e as Error).message}\n`);
-            });
-        });
-  const keyNameOf = (key: string | null) => (key === null ? null : (config.keys?.lookup(key)?.name ?? null));
-  // The operator dashboard: its source listens to every call through its own gate (below).
-  const dashboard = deps.dashboard
-    ? new DashboardSource({
-        book: deps.dashboard.book,
-        methods: Object.keys(table),
-        keys: config.keys,
-        pool: () => execution.stats(),
-        head,
+  const address = metricsServer.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${shown}:${address.port}`;
+}
+
+/** The listener of `--metrics-port`: these pages only. */
+function pagesServer(pages: Record<string, () => Promise<Page>>): HttpServer {
+  return createHttpServer((req, res) => {
+    const page = pages[(req.url ?? '/').split('?')[0] ?? '/'];
+    const answer = page ? page() : Promise.resolve(NOT_FOUND);
+    answer
+      .then(({ status, contentType, body }) => {
+        res.writeHead(status, { 'content-type': contentType });
+        res.end(body);
       })
-    : null;
-  const server = new RpcServer({
+      .catch((e: unknown) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`${(e as Error).message}\n`);
+      });
+  });
+}
+
+function serverOf(
+  config: AppConfig,
+  deps: AppDeps,
+  { logger, metrics }: Parts,
+  parts: {
+    envelope: RpcEnvelope<Services>;
+    pages: Record<string, () => Promise<Page>>;
+    dashboard: DashboardSource | null;
+  },
+): RpcServer {
+  const { limits } = config;
+  const { envelope, dashboard } = parts;
+  const upstream = deps.upstream;
+  const metricsOn = config.metrics !== false;
+  const keyNameOf = (key: string | null) => (key === null ? null : (config.keys?.lookup(key)?.name ?? null));
+  return new RpcServer({
     host: config.host,
     port: config.port,
     keys: config.keys,
@@ -306,7 +416,7 @@ export async function buildApp(
       webSocket: limits.webSocket,
     },
     ...(deps.sockets ? { sockets: deps.sockets } : {}),
-    pages: apiPages,
+    pages: parts.pages,
     ...(dashboard && deps.dashboard
       ? {
           routes: dashboardRoutes({
@@ -348,38 +458,6 @@ export async function buildApp(
       return answer;
     },
   });
-  return {
-    listen: async () => {
-      const listening = await server.listen();
-      if (metricsServer === null) return { ...listening, metricsUrl: null };
-      const host = config.metricsHost ?? '127.0.0.1';
-      await new Promise<void>((resolve, reject) => {
-        metricsServer.once('error', reject);
-        metricsServer.listen(metricsPort ?? 0, host, () => resolve());
-      });
-      const address = metricsServer.address() as AddressInfo;
-      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return { ...listening, metricsUrl: `http://${shown}:${address.port}` };
-    },
-    warm: () => execution.warm(),
-    stopAccepting: (options) => server.stopAccepting(options),
-    close: async (options = {}) => {
-      upstream?.head.stop();
-      events.stop();
-      services.filters.close();
-      await server.close(options);
-      if (metricsServer?.listening) {
-        metricsServer.closeAllConnections();
-        await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
-      }
-      dashboard?.close();
-      await execution.close();
-    },
-    services,
-    execution,
-    metrics,
-    dashboard,
-  };
 }
 
 const NOT_FOUND: Page = { status: 404, contentType: 'text/plain; charset=utf-8', body: 'not found\n' };

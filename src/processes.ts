@@ -23,6 +23,11 @@ import { MemoryCounters } from './transport/access/ledger.ts';
 /** `alone`: one process; `primary` and `api`: the two sides of `--processes N`. */
 export type ProcessRole = 'alone' | 'primary' | 'api';
 
+/** This process's role: an API process forked by a primary, the primary of `processes` > 1, or alone. */
+export function processRole(processes: number): ProcessRole {
+  return cluster.isWorker ? 'api' : processes > 1 ? 'primary' : 'alone';
+}
+
 const LISTENING = 'ethtrace:listening';
 /** An API process asks for a figure of every API process (metrics, the dashboard's data). */
 const GATHER = 'ethtrace:gather';
@@ -69,129 +74,163 @@ export function startPrimary(
   log: (line: string) => void,
   answerAsk?: (payload: unknown) => Promise<unknown>,
 ): Primary {
-  const counters = keepCounters ? new MemoryCounters() : null;
-  const started = new Map<Worker, number>();
-  let stopping = false;
-  let resolveListening!: (urls: Urls) => void;
-  let rejectListening!: (e: Error) => void;
-  const listening = new Promise<Urls>((resolve, reject) => {
-    resolveListening = resolve;
-    rejectListening = reject;
-  });
-  listening.catch(() => {});
-  let resolveFailed!: () => void;
-  const failed = new Promise<void>((resolve) => {
-    resolveFailed = resolve;
-  });
-  let up = 0;
-  let allUp = false;
-  let nextGather = 0;
-  const gathers = new Map<number, { parts: unknown[]; waiting: Set<Worker>; done: () => void }>();
+  return new ApiProcesses(count, keepCounters ? new MemoryCounters() : null, log, answerAsk);
+}
 
-  /** Asks every API process for its part of `what`, and answers the one that asked with all of them. */
-  const gather = (asker: Worker, what: string, arg: unknown, askerId: number): void => {
-    const id = ++nextGather;
-    const workers = [...started.keys()].filter((w) => w.isConnected());
-    const entry = {
-      parts: [] as unknown[],
-      waiting: new Set(workers),
-      done: () => {
-        clearTimeout(timer);
-        gathers.delete(id);
-        if (asker.isConnected()) asker.send({ kind: GATHERED, id: askerId, parts: entry.parts });
-      },
-    };
-    const timer = setTimeout(entry.done, GATHER_TIMEOUT_MS);
-    gathers.set(id, entry);
-    for (const w of workers) w.send({ kind: COLLECT, id, what, arg });
-    if (workers.length === 0) entry.done();
-  };
+/** One gather under way: the parts given so far, and the API processes yet to give theirs. */
+interface Gather {
+  parts: unknown[];
+  waiting: Set<Worker>;
+  done: () => void;
+}
 
-  const fork = (index: number): void => {
-    const worker = cluster.fork({ ETHTRACE_PROCESS_INDEX: String(index) });
-    started.set(worker, Date.now());
-    worker.on('message', (message: unknown) => {
-      const answer = counters && answerExchange(counters, message);
-      if (answer) {
-        if (worker.isConnected()) worker.send(answer);
-        return;
-      }
-      const m = message as {
-        kind?: unknown;
-        id?: unknown;
-        what?: unknown;
-        arg?: unknown;
-        part?: unknown;
-      } | null;
-      if (m?.kind === GATHER && typeof m.id === 'number' && typeof m.what === 'string') {
-        gather(worker, m.what, m.arg, m.id);
-        return;
-      }
-      if (m?.kind === ASK && typeof m.id === 'number') {
-        const id = m.id;
-        const send = (reply: object): void => {
-          if (worker.isConnected()) worker.send({ kind: ANSWER, id, ...reply });
-        };
-        (answerAsk ?? (() => Promise.reject(new Error('the primary answers no asks'))))(m.arg).then(
-          (value) => send({ ok: true, value }),
-          (e: unknown) => send({ ok: false, error: serializeAsked(e) }),
-        );
-        return;
-      }
-      if (m?.kind === COLLECTED && typeof m.id === 'number') {
-        const entry = gathers.get(m.id);
-        if (entry?.waiting.delete(worker)) {
-          entry.parts.push(m.part);
-          if (entry.waiting.size === 0) entry.done();
-        }
-        return;
-      }
-      if (isListening(message) && !allUp && ++up === count) {
-        allUp = true;
-        resolveListening({ httpUrl: message.httpUrl, wsUrl: message.wsUrl, metricsUrl: message.metricsUrl });
-      }
+/** The primary's side of `--processes`: the API processes it forked, kept running, and stopped. */
+class ApiProcesses implements Primary {
+  readonly listening: Promise<Urls>;
+  readonly failed: Promise<void>;
+  private readonly started = new Map<Worker, number>();
+  private stopping = false;
+  private resolveListening!: (urls: Urls) => void;
+  private rejectListening!: (e: Error) => void;
+  private resolveFailed!: () => void;
+  private up = 0;
+  private allUp = false;
+  private nextGather = 0;
+  private readonly gathers = new Map<number, Gather>();
+
+  constructor(
+    private readonly count: number,
+    private readonly counters: MemoryCounters | null,
+    private readonly log: (line: string) => void,
+    private readonly answerAsk: ((payload: unknown) => Promise<unknown>) | undefined,
+  ) {
+    this.listening = new Promise<Urls>((resolve, reject) => {
+      this.resolveListening = resolve;
+      this.rejectListening = reject;
     });
-    worker.once('exit', (code, signal) => {
-      const lived = Date.now() - (started.get(worker) ?? 0);
-      started.delete(worker);
-      if (stopping) return;
-      const how = signal ? `signal ${signal}` : `status ${code}`;
-      if (!allUp) {
-        // Its own error is on stderr already (the API processes share it).
-        rejectListening(new StartFailure(code ?? 1, `an API process exited at start (${how})`));
-        return;
-      }
-      if (lived < MIN_LIFETIME_MS) {
-        log(`API process ${index} exited (${how}) ${lived} ms after it started: stopping`);
-        process.exitCode = 1;
-        resolveFailed();
-        return;
-      }
-      log(`API process ${index} exited (${how}): starting another`);
-      fork(index);
+    this.listening.catch(() => {});
+    this.failed = new Promise<void>((resolve) => {
+      this.resolveFailed = resolve;
     });
-  };
-  for (let i = 0; i < count; i++) fork(i);
+    for (let i = 0; i < count; i++) this.fork(i);
+  }
 
-  const kill = (): void => {
-    stopping = true;
-    for (const w of started.keys()) if (!w.isDead()) w.process.kill('SIGKILL');
-  };
-  const stop = async (deadlineMs: number): Promise<void> => {
-    stopping = true;
-    const workers = [...started.keys()];
+  kill(): void {
+    this.stopping = true;
+    for (const w of this.started.keys()) if (!w.isDead()) w.process.kill('SIGKILL');
+  }
+
+  async stop(deadlineMs: number): Promise<void> {
+    this.stopping = true;
+    const workers = [...this.started.keys()];
     const exited = Promise.all(
       workers.map((w) =>
         w.isDead() ? Promise.resolve() : new Promise((resolve) => w.once('exit', resolve)),
       ),
     );
-    const deadline = setTimeout(kill, deadlineMs + STOP_GRACE_MS);
+    const deadline = setTimeout(() => this.kill(), deadlineMs + STOP_GRACE_MS);
     deadline.unref();
     for (const w of workers) if (!w.isDead()) w.process.kill('SIGTERM');
     await exited;
     clearTimeout(deadline);
-  };
-  return { listening, failed, stop, kill };
+  }
+
+  private fork(index: number): void {
+    const worker = cluster.fork({ ETHTRACE_PROCESS_INDEX: String(index) });
+    this.started.set(worker, Date.now());
+    worker.on('message', (message: unknown) => this.onMessage(worker, message));
+    worker.once('exit', (code, signal) => this.onExit(worker, index, code, signal));
+  }
+
+  private onMessage(worker: Worker, message: unknown): void {
+    const answer = this.counters && answerExchange(this.counters, message);
+    if (answer) {
+      if (worker.isConnected()) worker.send(answer);
+      return;
+    }
+    const m = message as {
+      kind?: unknown;
+      id?: unknown;
+      what?: unknown;
+      arg?: unknown;
+      part?: unknown;
+    } | null;
+    if (m?.kind === GATHER && typeof m.id === 'number' && typeof m.what === 'string') {
+      this.gather(worker, m.what, m.arg, m.id);
+      return;
+    }
+    if (m?.kind === ASK && typeof m.id === 'number') {
+      this.answer(worker, m.id, m.arg);
+      return;
+    }
+    if (m?.kind === COLLECTED && typeof m.id === 'number') {
+      const entry = this.gathers.get(m.id);
+      if (entry?.waiting.delete(worker)) {
+        entry.parts.push(m.part);
+        if (entry.waiting.size === 0) entry.done();
+      }
+      return;
+    }
+    if (isListening(message) && !this.allUp && ++this.up === this.count) {
+      this.allUp = true;
+      this.resolveListening({
+        httpUrl: message.httpUrl,
+        wsUrl: message.wsUrl,
+        metricsUrl: message.metricsUrl,
+      });
+    }
+  }
+
+  /** Answers an API process's ask (askPrimary) with its value or the error met. */
+  private answer(worker: Worker, id: number, arg: unknown): void {
+    const send = (reply: object): void => {
+      if (worker.isConnected()) worker.send({ kind: ANSWER, id, ...reply });
+    };
+    (this.answerAsk ?? (() => Promise.reject(new Error('the primary answers no asks'))))(arg).then(
+      (value) => send({ ok: true, value }),
+      (e: unknown) => send({ ok: false, error: serializeAsked(e) }),
+    );
+  }
+
+  /** Asks every API process for its part of `what`, and answers the one that asked with all of them. */
+  private gather(asker: Worker, what: string, arg: unknown, askerId: number): void {
+    const id = ++this.nextGather;
+    const workers = [...this.started.keys()].filter((w) => w.isConnected());
+    const entry: Gather = {
+      parts: [],
+      waiting: new Set(workers),
+      done: () => {
+        clearTimeout(timer);
+        this.gathers.delete(id);
+        if (asker.isConnected()) asker.send({ kind: GATHERED, id: askerId, parts: entry.parts });
+      },
+    };
+    const timer = setTimeout(entry.done, GATHER_TIMEOUT_MS);
+    this.gathers.set(id, entry);
+    for (const w of workers) w.send({ kind: COLLECT, id, what, arg });
+    if (workers.length === 0) entry.done();
+  }
+
+  /** An API process died: the start fails, or it is started again unless it died young. */
+  private onExit(worker: Worker, index: number, code: number | null, signal: string | null): void {
+    const lived = Date.now() - (this.started.get(worker) ?? 0);
+    this.started.delete(worker);
+    if (this.stopping) return;
+    const how = signal ? `signal ${signal}` : `status ${code}`;
+    if (!this.allUp) {
+      // Its own error is on stderr already (the API processes share it).
+      this.rejectListening(new StartFailure(code ?? 1, `an API process exited at start (${how})`));
+      return;
+    }
+    if (lived < MIN_LIFETIME_MS) {
+      this.log(`API process ${index} exited (${how}) ${lived} ms after it started: stopping`);
+      process.exitCode = 1;
+      this.resolveFailed();
+      return;
+    }
+    this.log(`API process ${index} exited (${how}): starting another`);
+    this.fork(index);
+  }
 }
 
 /** An API process that could not start: the primary exits with its status (2 for a user error). */

@@ -1,8 +1,9 @@
 import os from 'node:os';
 
 // Every limit of the service, with its default and the reason for it, in one place. `ethtrace start`
-// parses its flags into one Limits object (src/main.ts); src/app.ts hands each part to the service,
-// the worker pool, the workers and the transport that enforce it, and each is checked in one place.
+// parses its flags into one Limits object (src/cli/startFlags.ts); src/app.ts hands each part to the
+// service, the worker pool, the workers and the transport that enforce it, and each is checked in one
+// place.
 
 /** The EVM work pool (execution off the event loop). */
 export interface PoolLimits {

@@ -14,7 +14,7 @@ import { discoverSpec } from './spec.ts';
 import { type Capabilities, UpstreamStore } from './store.ts';
 import { headerFromRpc } from './verify.ts';
 
-/** How `ethtrace start --upstream` reads the upstream (flags → this, src/main.ts). */
+/** How `ethtrace start --upstream` reads the upstream (flags → this, src/cli/startFlags.ts). */
 export interface UpstreamConfig {
   /** Tried in order; a failing one is skipped until it answers again. */
   urls: string[];

@@ -1,25 +1,25 @@
 import secp256k1 from 'secp256k1';
-import type { BlockEnv } from './evm/env.ts';
-import { type ForkName, forkByName, forkRules, withBlobSchedule } from './evm/forks.ts';
-import { precompilesFor } from './evm/precompiles/index.ts';
-import { encodeBytes, encodeList } from './evm/rlp.ts';
-import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from './evm/state.ts';
+import type { BlockEnv } from '../evm/env.ts';
+import { type ForkName, forkByName, forkRules, withBlobSchedule } from '../evm/forks.ts';
+import { precompilesFor } from '../evm/precompiles/index.ts';
+import { encodeBytes, encodeList } from '../evm/rlp.ts';
+import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from '../evm/state.ts';
 import {
   type AccessListEntry,
   type Authorization,
   applyTransaction,
   InvalidTransaction,
   type Transaction,
-} from './evm/transaction.ts';
-import { type AccountLeaf, EMPTY_TRIE_ROOT, stateRoot, storageRoot } from './evm/trie.ts';
-import { addressBytes, bytesToBigint, wordBytes } from './evm/words.ts';
-import { keccak256 } from './primitives/keccak.ts';
+} from '../evm/transaction.ts';
+import { type AccountLeaf, EMPTY_TRIE_ROOT, stateRoot, storageRoot } from '../evm/trie.ts';
+import { addressBytes, bytesToBigint, wordBytes } from '../evm/words.ts';
+import { keccak256 } from '../primitives/keccak.ts';
 
 /**
  * Filled state tests (ethereum/tests' GeneralStateTests format): for each test, fork and
  * transaction index, the transaction runs on the `pre` state in the test's `env`, and the post-state
  * root and logs hash are compared with the test's (or the transaction must be rejected when the test
- * names an exception). What `ethtrace statetest` runs (src/stateTestCommand.ts).
+ * names an exception). What `ethtrace statetest` runs (src/cli/statetest.ts).
  */
 
 type Hex = string;

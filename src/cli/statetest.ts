@@ -3,9 +3,10 @@ import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { parentPort, Worker } from 'node:worker_threads';
 import type { Command } from 'commander';
-import { UserError } from './core/errors.ts';
-import { workerEntryBeside } from './core/modules.ts';
-import { FORK_NAMES, type ForkName, forkByName } from './evm/forks.ts';
+import { UserError } from '../core/errors.ts';
+import { workerEntryBeside } from '../core/modules.ts';
+import { FORK_NAMES, type ForkName, forkByName } from '../evm/forks.ts';
+import type { Named } from './flags.ts';
 import { type RunOptions, runStateTests } from './stateTests.ts';
 
 /** Some state tests failed: `ethtrace statetest` exits with status 1 (src/main.ts). */
@@ -85,7 +86,7 @@ function runFile(task: FileTask): FileOutcome {
 
 type WorkerReply = { outcome: FileOutcome } | { error: string; user: boolean };
 
-/** The loop of a worker thread (src/stateTestWorker.mjs): files in, outcomes out. */
+/** The loop of a worker thread (src/cli/statetestWorker.mjs): files in, outcomes out. */
 export function serveStateTestWorker(): void {
   const port = parentPort;
   if (!port) throw new Error('serveStateTestWorker runs in a worker thread');
@@ -100,7 +101,7 @@ export function serveStateTestWorker(): void {
   });
 }
 
-const WORKER = workerEntryBeside(import.meta.url, './stateTestThread', './stateTestWorker.mjs');
+const WORKER = workerEntryBeside(import.meta.url, './statetestThread', './statetestWorker.mjs');
 
 /** Runs the tasks on `jobs` worker threads; outcomes in task order. */
 async function runOnWorkers(
@@ -185,8 +186,6 @@ export async function stateTestCommand(
   out.write(`${passed} passed, ${failed} failed\n`);
   return failed;
 }
-
-type Named = (command: Command, path: string) => Command;
 
 /** `ethtrace statetest [--fork NAME] [--run REGEX] PATH…`. */
 export function addStateTestCommand(root: Command, named: Named): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { UserError } from './core/errors.ts';
-import { checkExistingDatadir, prepareDatadir, resolveDatadir } from './store/datadir.ts';
+import { UserError } from '../core/errors.ts';
+import { checkExistingDatadir, prepareDatadir, resolveDatadir } from '../store/datadir.ts';
 import {
   ALLOW_KINDS,
   type AllowKind,
@@ -10,9 +10,10 @@ import {
   describeLimits,
   type KeySettings,
   KIND_NAMES,
-} from './transport/access/settings.ts';
-import { mergeRows, readUsage, totalsOf, type UsageRow } from './transport/access/usage.ts';
-import { hashKey, KeyFile, keyId, type StoredKey } from './transport/apiKeys.ts';
+} from '../transport/access/settings.ts';
+import { mergeRows, readUsage, totalsOf, type UsageRow } from '../transport/access/usage.ts';
+import { hashKey, KeyFile, keyId, type StoredKey } from '../transport/apiKeys.ts';
+import { collect, DATADIR_HELP, type Named } from './flags.ts';
 
 /**
  * `ethtrace keys create|list|show|update|revoke|usage`: the keys of a datadir and their settings
@@ -33,17 +34,11 @@ const FLAGS: Record<AllowKind, { flag: string; plural: string; option: string; w
   methods: { flag: 'method', plural: 'methods', option: 'Method', what: 'a JSON-RPC method' },
 };
 
-type Named = (command: Command, path: string) => Command;
-
 interface SettingFlags {
   creditsPerSecond?: string;
   burst?: string;
   creditsPerDay?: string;
   [allowOrRemove: string]: string | string[] | boolean | undefined;
-}
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
 }
 
 /** `--since 15m|1h|24h|7d` in ms. */
@@ -216,8 +211,24 @@ function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string
   return `usage since ${new Date(since).toISOString()}\n${lines.join('\n')}\n`;
 }
 
-/** Adds the key subcommands to `keys` (the `ethtrace keys` command of src/main.ts). */
-export function addKeyCommands(keys: Command, named: Named, datadirHelp: string): void {
+/** `ethtrace keys` and its subcommands, each on the keys of one datadir. */
+export function addKeysCommand(root: Command, named: Named): void {
+  const keys = named(
+    root
+      .command('keys')
+      .description('manage the API keys kept (hashed) in the datadir')
+      .option('--datadir <dir>', DATADIR_HELP),
+    'keys',
+  );
+  addCreate(keys, named, DATADIR_HELP);
+  addList(keys, named, DATADIR_HELP);
+  addShow(keys, named, DATADIR_HELP);
+  addUpdate(keys, named, DATADIR_HELP);
+  addRevoke(keys, named, DATADIR_HELP);
+  addUsage(keys, named, DATADIR_HELP);
+}
+
+function addCreate(keys: Command, named: Named, datadirHelp: string): void {
   named(
     addSettingOptions(
       keys
@@ -245,6 +256,9 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       }),
     'keys create',
   );
+}
+
+function addList(keys: Command, named: Named, datadirHelp: string): void {
   named(
     keys
       .command('list')
@@ -261,6 +275,9 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       }),
     'keys list',
   );
+}
+
+function addShow(keys: Command, named: Named, datadirHelp: string): void {
   named(
     keys
       .command('show')
@@ -274,6 +291,9 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       }),
     'keys show',
   );
+}
+
+function addUpdate(keys: Command, named: Named, datadirHelp: string): void {
   named(
     addSettingOptions(
       keys
@@ -305,6 +325,9 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       ),
     'keys update',
   );
+}
+
+function addRevoke(keys: Command, named: Named, datadirHelp: string): void {
   named(
     keys
       .command('revoke')
@@ -317,6 +340,9 @@ export function addKeyCommands(keys: Command, named: Named, datadirHelp: string)
       }),
     'keys revoke',
   );
+}
+
+function addUsage(keys: Command, named: Named, datadirHelp: string): void {
   named(
     keys
       .command('usage')
