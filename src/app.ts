@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ChainReader } from './chain/reader.ts';
 import { readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
+import { caught, onCaught } from './core/caught.ts';
 import { describeForLog, UserError } from './core/errors.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
@@ -150,6 +151,8 @@ export async function buildApp(
   const logger = deps.logger ?? null;
   const log = deps.log ?? (logger ? lineLogger(logger) : (line: string) => process.stderr.write(`${line}\n`));
   const metrics = deps.metrics ?? new Metrics();
+  // Failures caught below (core/caught.ts) are logged here, as warnings.
+  const stopCaughtLines = onCaught((site, line) => (logger ? logger.warn({ site }, line) : log(line)));
   const upstream = deps.upstream;
   const pool = new PoolExecutionClient({
     datadir: deps.datadir,
@@ -177,9 +180,20 @@ export async function buildApp(
   const logs = new LogService(chain, limits.methods);
   const events = new ChainEvents(deps.store, log);
   await events.start();
-  // What the cache holds of a block a reorg removed is of no use any more (it was never final).
+  // What the cache holds of a block a reorg removed is of no use any more (it was never final); kept,
+  // it is only space (entries are keyed by hash, and the hash is no longer canonical).
   if (upstream)
-    events.onRemoved((block) => void upstream.store.cache.dropBlocks([block.hash]).catch(() => {}));
+    events.onRemoved(
+      (block) =>
+        void upstream.store.cache
+          .dropBlocks([block.hash])
+          .catch((e: unknown) =>
+            caught(
+              'upstream-cache-drop',
+              `upstream cache: block ${block.number} removed by a reorg was not dropped from the cache: ${describeForLog(e)}`,
+            ),
+          ),
+    );
   deps.dev?.announceTo(events);
   const services: Services = {
     chain,
@@ -374,6 +388,7 @@ export async function buildApp(
       }
       dashboard?.close();
       await execution.close();
+      stopCaughtLines();
     },
     services,
     execution,
