@@ -15,7 +15,7 @@ import { METRICS_CONTENT_TYPE, Metrics } from './observe/metrics.ts';
 import { health, readiness } from './observe/ready.ts';
 import { type CallGate, RpcEnvelope } from './rpc/envelope.ts';
 import { methodTable } from './rpc/methods/index.ts';
-import type { Services } from './rpc/services.ts';
+import type { Services, SyncProgress } from './rpc/services.ts';
 import { DebugService } from './services/debug.ts';
 import type { DevService } from './services/dev/index.ts';
 import { ChainEvents } from './services/events.ts';
@@ -135,6 +135,8 @@ export async function buildApp(
     metrics?: Metrics;
     /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
     sharedLimitsProblem?: () => string | null;
+    /** Following an upstream: its progress while it catches up, for eth_syncing (src/ingest/follower.ts). */
+    syncing?: () => SyncProgress | null;
     /** Following an upstream: the follower's heads, for metrics and `/ready`. */
     follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
     /** The gate of one body (src/transport/gate.ts), from who sent it. */
@@ -215,6 +217,7 @@ export async function buildApp(
     filters: new FilterService(events, chain, logs, limits.filters, (limit) => {
       if (config.metrics !== false) metrics.limitRefused(limit);
     }),
+    syncing: deps.syncing ?? (() => null),
     clientVersion: CLIENT_VERSION,
     limits: limits.methods,
     forward: upstream

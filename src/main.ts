@@ -459,6 +459,7 @@ async function startCommand(o: StartOptions): Promise<void> {
           metrics,
           ...(followed
             ? {
+                syncing: () => followed.follower.syncing(),
                 follow: () => {
                   const status = followed.follower.status();
                   return {

@@ -26,6 +26,8 @@ export interface Services {
   execution: ExecutionService;
   subscriptions: SubscriptionService;
   filters: FilterService;
+  /** How far a chain being caught up with is (following an upstream), as eth_syncing tells it; null when not catching up. */
+  syncing: () => SyncProgress | null;
   clientVersion: string;
   limits: MethodLimits;
   /**
@@ -33,4 +35,11 @@ export interface Services {
    * node gave it (src/rpc/methods/passThrough.ts lists which). Null when the chain is local.
    */
   forward: ((method: string, params: unknown) => Promise<RawJson>) | null;
+}
+
+/** A catch-up under way, in eth_syncing's terms (geth's): the block it started from, ours, and the one it goes to. */
+export interface SyncProgress {
+  startingBlock: bigint;
+  currentBlock: bigint;
+  highestBlock: bigint;
 }
