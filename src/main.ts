@@ -17,6 +17,7 @@ import {
 import { parseChainSpec, readChainSpec } from './chain/genesis.ts';
 import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, withLimits } from './config/limits.ts';
+import { afterSettled } from './core/caught.ts';
 import { UserError } from './core/errors.ts';
 import { claimDevChain, claimWriter } from './datadirWriter.ts';
 import { ChainWriter, GROUP_BLOCKS } from './ingest/chainWriter.ts';
@@ -543,7 +544,8 @@ async function startCommand(o: StartOptions): Promise<void> {
     await app?.close();
     await access?.close();
     redis?.disconnect();
-    await store.close().catch(() => {});
+    // The failure being thrown is the one to report; the store is closed as far as it goes.
+    await afterSettled(store.close());
     writer?.release();
     throw e;
   }

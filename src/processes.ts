@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { metElsewhere } from './core/caught.ts';
 import {
   DomainError,
   reviveDomainError,
@@ -78,7 +79,7 @@ export function startPrimary(
     resolveListening = resolve;
     rejectListening = reject;
   });
-  listening.catch(() => {});
+  metElsewhere(listening);
   let resolveFailed!: () => void;
   const failed = new Promise<void>((resolve) => {
     resolveFailed = resolve;

@@ -17,6 +17,8 @@ export const CAUGHT_SITES = [
   'usage-line',
   /** The free space of the store's disk cannot be told: a write goes ahead unchecked (src/store/errors.ts). */
   'disk-free-space',
+  /** A lock file (the datadir's writer lock, the keys file's lock) that exists but cannot be removed. */
+  'lock-file-removal',
 ] as const;
 
 export type CaughtSite = (typeof CAUGHT_SITES)[number];
@@ -50,4 +52,31 @@ export function onCaught(listener: (site: CaughtSite, line: string) => void): ()
   return () => {
     listeners.delete(listener);
   };
+}
+
+/**
+ * Marks a promise whose failure is met elsewhere: by whoever awaits it later (a waiter, a later
+ * turn), or by the failure it comes with. Without a handler now, Node would take a rejection that
+ * comes before that await for an unhandled one and end the process. Each use says where it is met;
+ * a failure met nowhere is `caught` instead.
+ */
+export function metElsewhere<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(metByItsAwaiter);
+  return promise;
+}
+
+/**
+ * Resolves once `promise` settles, either way: the link of a queue (or a set of exits waited for)
+ * whose callers meet each failure themselves, so that one failure does not fail what comes after.
+ */
+export function afterSettled(promise: Promise<unknown>): Promise<void> {
+  return promise.then(nothingToPass, metByItsAwaiter);
+}
+
+function metByItsAwaiter(): void {
+  // The promise's failure is met where it is awaited (see metElsewhere and afterSettled).
+}
+
+function nothingToPass(): void {
+  // A queue's link carries no value: its caller has the result.
 }

@@ -5,6 +5,7 @@ import { bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
 import { checkSchema } from '../chain/storedSpec.ts';
+import { metElsewhere } from '../core/caught.ts';
 import { describeForLog, LimitExceeded, Unavailable, UpstreamError, UserError } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { checkStore } from '../store/lmdb/check.ts';
@@ -454,7 +455,7 @@ export class Follower {
   private prefetch(from: bigint, to: bigint): void {
     const blocks = this.fetchBlocks(from, to);
     // A fetch ahead that fails is fetched again when its turn comes, and its fault met then.
-    blocks.catch(() => {});
+    metElsewhere(blocks);
     this.ahead = { from, blocks };
   }
 
