@@ -38,7 +38,8 @@ export interface Parsed {
  */
 export function parse(path: string): Parsed {
   const text = readFileSync(join(ROOT, path), 'utf8');
-  const source = `0;\n${text}`;
+  // A shebang line becomes a comment of the same length (it may only open a file).
+  const source = `0;\n${text.startsWith('#!') ? `//${text.slice(2)}` : text}`;
   const module = parseSync(source, {
     syntax: /\.(ts|mts)$/.test(path) ? 'typescript' : 'ecmascript',
     target: 'esnext',

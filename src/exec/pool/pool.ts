@@ -31,7 +31,7 @@ import {
 import { workerEntryBeside } from '../../core/modules.ts';
 import type { AnswerMessage, BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
 
-export type { Handler, Handlers, WorkerModule } from './protocol.ts';
+export type { Handlers } from './protocol.ts';
 
 /**
  * How long a worker may take to start before it counts as failed. Starts measure 0.7–1.6 s here for
