@@ -13,9 +13,9 @@ export const CAUGHT_SITES = [
   'upstream-cache-drop',
   /** A message on an upstream's newHeads WebSocket that is not JSON (src/upstream/newHeads.ts). */
   'upstream-newheads-message',
-  /** A line of a usage file that is not a usage row, or a usage file that cannot be read (src/transport/access/usage.ts). */
+  /** A usage line that is not a row, or a usage file that cannot be read (src/transport/access/usage.ts). */
   'usage-line',
-  /** The free space of the store's disk cannot be told: a write goes ahead unchecked (src/store/errors.ts). */
+  /** The free space of the store's disk cannot be told: writes go ahead unchecked (src/store/errors.ts). */
   'disk-free-space',
   /** A lock file (the datadir's writer lock, the keys file's lock) that exists but cannot be removed. */
   'lock-file-removal',

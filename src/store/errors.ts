@@ -132,8 +132,8 @@ export function storeError(error: unknown, datadir: string): unknown {
 
 /**
  * The free space the store keeps on its disk: a write that would leave less is refused before LMDB
- * is given it (src/store/lmdb/environment.ts), and below it an I/O error while writing is taken for a full
- * disk (the failed write itself may have taken what was left). A block's write transaction is rarely
+ * is given it (src/store/lmdb/environment.ts), and below it an I/O error while writing is taken for
+ * a full disk (the failed write itself may have taken what was left). A block's write transaction is rarely
  * larger. LMDB meeting a full disk fails inside its commit and prints its own lines (`mdb_page_spill
  * error 5`) on the process's stderr, which is where the JSON log goes: stopping short of the full
  * disk keeps them out of it.

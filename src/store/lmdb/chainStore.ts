@@ -31,7 +31,7 @@ import {
   renderReceiptsJson,
 } from './values.ts';
 
-/** The chain store's role over an environment: the imported (or followed, or dev) chain and its state history. */
+/** The chain store's role over an environment: an imported, followed or dev chain, and its state history. */
 export class LmdbChainStore implements ChainStore {
   readonly #env: LmdbEnvironment;
   readonly #db: Tables;
