@@ -26,7 +26,7 @@ export interface Services {
   execution: ExecutionService;
   subscriptions: SubscriptionService;
   filters: FilterService;
-  /** How far a chain being caught up with is (following an upstream), as eth_syncing tells it; null when not catching up. */
+  /** Following an upstream: how far its catch-up is, for eth_syncing; null when not catching up. */
   syncing: () => SyncProgress | null;
   clientVersion: string;
   limits: MethodLimits;
@@ -37,7 +37,7 @@ export interface Services {
   forward: ((method: string, params: unknown) => Promise<RawJson>) | null;
 }
 
-/** A catch-up under way, in eth_syncing's terms (geth's): the block it started from, ours, and the one it goes to. */
+/** A catch-up under way, in eth_syncing's (geth's) terms: the block it began at, ours, and its goal. */
 export interface SyncProgress {
   startingBlock: bigint;
   currentBlock: bigint;
