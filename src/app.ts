@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ChainReader } from './chain/reader.ts';
 import { readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
+import { caught, onCaught } from './core/caught.ts';
 import { describeForLog, UserError } from './core/errors.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
@@ -14,7 +15,7 @@ import { METRICS_CONTENT_TYPE, Metrics } from './observe/metrics.ts';
 import { health, readiness } from './observe/ready.ts';
 import { type CallGate, RpcEnvelope } from './rpc/envelope.ts';
 import { methodTable } from './rpc/methods/index.ts';
-import type { Services } from './rpc/services.ts';
+import type { Services, SyncProgress } from './rpc/services.ts';
 import { DebugService } from './services/debug.ts';
 import type { DevService } from './services/dev/index.ts';
 import { ChainEvents } from './services/events.ts';
@@ -132,6 +133,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
   sharedLimitsProblem?: () => string | null;
+  /** Following an upstream: its progress while it catches up, for eth_syncing (src/ingest/follower.ts). */
+  syncing?: () => SyncProgress | null;
   /** Following an upstream: the follower's heads, for metrics and `/ready`. */
   follow?: () => { head: bigint | null; upstream: bigint | null; error: Error | null };
   /** The gate of one body (src/transport/gate.ts), from who sent it. */
@@ -159,13 +162,26 @@ export async function buildApp(config: AppConfig, deps: AppDeps): Promise<App> {
   const logger = deps.logger ?? null;
   const log = deps.log ?? (logger ? lineLogger(logger) : (line: string) => process.stderr.write(`${line}\n`));
   const metrics = deps.metrics ?? new Metrics();
+  // Failures caught below (core/caught.ts) are logged here, as warnings.
+  const stopCaughtLines = onCaught((site, line) => (logger ? logger.warn({ site }, line) : log(line)));
   const upstream = deps.upstream;
   const { execution, inline } = executionOf(config.limits, deps, chain, log);
   const events = new ChainEvents(deps.store, log);
   await events.start();
-  // What the cache holds of a block a reorg removed is of no use any more (it was never final).
+  // What the cache holds of a block a reorg removed is of no use any more (it was never final); kept,
+  // it is only space (entries are keyed by hash, and the hash is no longer canonical).
   if (upstream)
-    events.onRemoved((block) => void upstream.store.cache.dropBlocks([block.hash]).catch(() => {}));
+    events.onRemoved(
+      (block) =>
+        void upstream.store.cache
+          .dropBlocks([block.hash])
+          .catch((e: unknown) =>
+            caught(
+              'upstream-cache-drop',
+              `upstream cache: block ${block.number} removed by a reorg was not dropped from the cache: ${describeForLog(e)}`,
+            ),
+          ),
+    );
   deps.dev?.announceTo(events);
   const head = headOf(deps.store, chain);
   const parts: Parts = { chain, execution, log, logger, metrics, head };
@@ -221,6 +237,7 @@ export async function buildApp(config: AppConfig, deps: AppDeps): Promise<App> {
       }
       dashboard?.close();
       await execution.close();
+      stopCaughtLines();
     },
     services,
     execution,
@@ -298,6 +315,7 @@ function servicesOf(config: AppConfig, deps: AppDeps, parts: Parts, events: Chai
     filters: new FilterService(events, chain, logs, limits.filters, (limit) => {
       if (config.metrics !== false) metrics.limitRefused(limit);
     }),
+    syncing: deps.syncing ?? (() => null),
     clientVersion: CLIENT_VERSION,
     limits: limits.methods,
     forward: upstream

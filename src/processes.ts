@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { metElsewhere } from './core/caught.ts';
 import {
   DomainError,
   reviveDomainError,
@@ -108,7 +109,7 @@ class ApiProcesses implements Primary {
       this.resolveListening = resolve;
       this.rejectListening = reject;
     });
-    this.listening.catch(() => {});
+    metElsewhere(this.listening);
     this.failed = new Promise<void>((resolve) => {
       this.resolveFailed = resolve;
     });

@@ -367,6 +367,7 @@ export class Service {
     return {
       ...(followed
         ? {
+            syncing: () => followed.follower.syncing(),
             follow: () => {
               const status = followed.follower.status();
               return {

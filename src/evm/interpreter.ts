@@ -397,10 +397,6 @@ export function delegationTarget(world: WorldState, account: Account): bigint | 
   return bytesToBigint(code, 3, 20);
 }
 
-export function isDelegation(code: Uint8Array): boolean {
-  return code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00;
-}
-
 // ------------------------------------------------------------------------------------------------
 // The loop
 

@@ -83,20 +83,3 @@ export function addressBytes(value: bigint): Uint8Array {
   writeWord(scratchView, 0, value & ADDRESS_MASK);
   return scratch.slice(12);
 }
-
-export function addressOf(bytes: Uint8Array): bigint {
-  return bytesToBigint(bytes, 0, bytes.length);
-}
-
-export function toSigned(value: bigint): bigint {
-  return value >= SIGN_BIT ? value - WORD_MODULUS : value;
-}
-
-export function toUnsigned(value: bigint): bigint {
-  return value < 0n ? value + WORD_MODULUS : value;
-}
-
-/** `value` as 0x and 40 hex digits, for messages. */
-export function addressHex(value: bigint): string {
-  return `0x${value.toString(16).padStart(40, '0')}`;
-}

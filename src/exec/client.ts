@@ -1,18 +1,18 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { CallLimits, PoolLimits } from '../config/limits.ts';
-import { ExecutionTimeout } from '../core/errors.ts';
 import { moduleBeside } from '../core/modules.ts';
 import type { UpstreamWorkerSource } from '../upstream/open.ts';
-import type { ExecutionApi, JobKind, JobPayload, JobResult } from './api.ts';
-import { type PoolStats, type RunOptions, TIMEOUT_MESSAGE, WorkerPool } from './pool/pool.ts';
+import type { JobKind, JobPayload, JobResult } from './api.ts';
+import { type PoolStats, type RunOptions, WorkerPool } from './pool/pool.ts';
 import type { ExecutionWorkerData } from './worker/entry.ts';
 
 export type { RunOptions } from './pool/pool.ts';
 
 /**
  * How the main thread gets EVM work done: a kind of the execution API (src/exec/api.ts) and its
- * payload in, its answer or a domain error out. The pool client runs jobs on worker threads; the
- * in-process client runs them on the calling thread (tests of the execution layer).
+ * payload in, its answer or a domain error out. PoolExecutionClient runs jobs on worker threads;
+ * exec/inline.ts (calls on the answering thread first) and exec/prefetch.ts (reads ahead in upstream
+ * mode) wrap it.
  */
 export interface ExecutionClient {
   run<K extends JobKind>(kind: K, payload: JobPayload<K>, options?: RunOptions): Promise<JobResult<K>>;
@@ -110,71 +110,6 @@ export class PoolExecutionClient implements ExecutionClient {
   close(): Promise<void> {
     return this.pool.close();
   }
-}
-
-/**
- * The execution layer on the calling thread: the same API, no threads, no structured clone. A job
- * past its deadline is answered ExecutionTimeout, though its work cannot be stopped part-way; it
- * offers no spare workers, so nothing is speculated.
- */
-export class InProcessExecutionClient implements ExecutionClient {
-  readonly size = 1;
-  private running = 0;
-  private timeouts = 0;
-
-  constructor(
-    private readonly api: ExecutionApi,
-    readonly deadlineMs = 60_000,
-  ) {}
-
-  async run<K extends JobKind>(
-    kind: K,
-    payload: JobPayload<K>,
-    options: RunOptions = {},
-  ): Promise<JobResult<K>> {
-    const handler = this.api[kind] as (job: JobPayload<K>) => Promise<JobResult<K>>;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.timeouts++;
-        reject(new ExecutionTimeout(TIMEOUT_MESSAGE));
-      }, options.deadlineMs ?? this.deadlineMs);
-    });
-    this.running++;
-    try {
-      return await Promise.race([handler(payload), deadline]);
-    } finally {
-      this.running--;
-      clearTimeout(timer);
-    }
-  }
-
-  async prepare(): Promise<void> {}
-
-  spareWorkers(): number {
-    return 0;
-  }
-
-  batch<T>(work: () => Promise<T>): Promise<T> {
-    return work();
-  }
-
-  stats(): PoolStats {
-    return {
-      size: this.size,
-      workers: 0,
-      busy: this.running,
-      queued: 0,
-      starts: 0,
-      lastStartMs: null,
-      timeouts: this.timeouts,
-      crashes: 0,
-    };
-  }
-
-  async warm(): Promise<void> {}
-
-  async close(): Promise<void> {}
 }
 
 /**

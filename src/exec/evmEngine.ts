@@ -1,4 +1,4 @@
-import type { Block, BlockHeader } from '@ethereumjs/block';
+import type { BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
@@ -251,9 +251,4 @@ export function evmTransaction(tx: TypedTransaction): Transaction {
       };
     }),
   };
-}
-
-/** The transactions of a block in the EVM's terms. */
-export function evmTransactions(block: Block): Transaction[] {
-  return block.transactions.map(evmTransaction);
 }

@@ -1,5 +1,6 @@
 import type { Common } from '@ethereumjs/common';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
+import { metElsewhere } from '../core/caught.ts';
 import { forkByName, forkRules } from '../evm/forks.ts';
 import { precompilesFor } from '../evm/precompiles/index.ts';
 import { addressBytes } from '../evm/words.ts';
@@ -181,7 +182,7 @@ export class PrefetchingClient extends WrappingClient {
         },
       );
       // Each waiter hears the failure; nobody waiting is no unhandled rejection.
-      settled.catch(() => {});
+      metElsewhere(settled);
       for (const key of freshKeys) this.running.set(key, settled);
       waits.push(settled);
     }

@@ -5,6 +5,7 @@ import { bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
 import { checkSchema } from '../chain/storedSpec.ts';
+import { metElsewhere } from '../core/caught.ts';
 import { describeForLog, LimitExceeded, Unavailable, UpstreamError, UserError } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { checkStore } from '../store/lmdb/check.ts';
@@ -139,6 +140,8 @@ export class Follower {
   private ahead: { from: bigint; blocks: Promise<Block[]> } | null = null;
   private inStep = false;
   private catchingUp = false;
+  /** Our head when the catch-up under way began (eth_syncing's startingBlock). */
+  private catchUpFrom = 0n;
   private error: Error | null = null;
   private readonly progress = { blocks: 0, txs: 0, gas: 0n, started: 0, lastLine: 0 };
 
@@ -219,6 +222,21 @@ export class Follower {
     return { head: this.importer.head, upstream: this.target, inStep: this.inStep, error: this.error };
   }
 
+  /**
+   * The catch-up under way, as eth_syncing tells it: the block it began at, our head, and the
+   * upstream's head as last seen; null when in step (or stopped on an error, or not begun).
+   */
+  syncing(): { startingBlock: bigint; currentBlock: bigint; highestBlock: bigint } | null {
+    const head = this.importer.head;
+    if (!this.catchingUp || this.error !== null || head === null || this.target === null) return null;
+    return {
+      startingBlock: this.catchUpFrom,
+      currentBlock: head.number,
+      // Our head passes the upstream's as last seen when a reorg took it back: the highest is ours then.
+      highestBlock: max(this.target.number, head.number),
+    };
+  }
+
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
@@ -275,6 +293,7 @@ export class Follower {
     if (to < target.number) this.prefetch(to + 1n, min(target.number, to + BigInt(this.batchBlocks)));
     if (!this.catchingUp && (!this.inStep || target.number - ours.number > BigInt(this.batchBlocks))) {
       this.catchingUp = true;
+      this.catchUpFrom = ours.number;
       this.inStep = false;
       Object.assign(this.progress, { blocks: 0, txs: 0, gas: 0n, started: performance.now(), lastLine: 0 });
       this.log(`following: catching up from block ${ours.number} to the upstream's block ${target.number}`);
@@ -436,7 +455,7 @@ export class Follower {
   private prefetch(from: bigint, to: bigint): void {
     const blocks = this.fetchBlocks(from, to);
     // A fetch ahead that fails is fetched again when its turn comes, and its fault met then.
-    blocks.catch(() => {});
+    metElsewhere(blocks);
     this.ahead = { from, blocks };
   }
 
@@ -571,6 +590,10 @@ function linkedTo(parent: BlockRef, blocks: readonly Block[]): Block[] {
     hash = block.hash();
   }
   return linked;
+}
+
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
 }
 
 function min(a: bigint, b: bigint): bigint {

@@ -9,6 +9,7 @@ import {
   Registry,
 } from 'prom-client';
 import { LIMIT_NAMES, type LimitName } from '../config/limits.ts';
+import { CAUGHT_SITES, caughtCounts } from '../core/caught.ts';
 
 /** The Prometheus text format's content type, as the registry writes it. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -159,6 +160,19 @@ export class Metrics {
       help: 'Requests, connections or calls refused by an abuse limit (README, Limits), by limit',
       labelNames: ['limit'],
       registers,
+    });
+    // Failures caught and gone past (src/core/caught.ts), counted there since the layers that catch
+    // them cannot reach this registry; every site shows, at 0 until it catches one.
+    const caughtErrors: Counter<'site'> = new Counter({
+      name: 'ethtrace_caught_errors_total',
+      help: 'Failures caught and gone past (logged as they happened), by where they were caught',
+      labelNames: ['site'],
+      registers,
+      collect: () => {
+        caughtErrors.reset();
+        const counts = caughtCounts();
+        for (const site of CAUGHT_SITES) caughtErrors.labels(site).inc(counts.get(site) ?? 0);
+      },
     });
     // Every limit shows, at 0 until it refuses something: a rate of an absent series is no rate.
     for (const limit of LIMIT_NAMES) this.limitRefusals.labels(limit).inc(0);

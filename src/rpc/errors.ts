@@ -2,8 +2,8 @@ import { DomainError, type DomainErrorKind, UpstreamError } from '../core/errors
 import { toHex } from '../primitives/hex.ts';
 
 /**
- * The one mapping from the service's errors (src/core/errors.ts) to JSON-RPC codes and HTTP
- * statuses. Handlers and services throw domain errors; only the envelope and the transport speak
+ * The one mapping from the service's errors (src/core/errors.ts) to JSON-RPC codes (an answer
+ * carrying one travels with HTTP 200). Handlers and services throw domain errors; only the envelope and the transport speak
  * in codes, through `toWireError`, so a handler bug becomes -32603 with no stack leaked.
  */
 
@@ -32,32 +32,30 @@ export class RpcError extends Error {
 
 interface WireMapping {
   code: number;
-  /** The HTTP status of a single answer carrying this error (JSON-RPC errors travel with 200). */
-  httpStatus: number;
 }
 
 const MAPPING: Record<DomainErrorKind, WireMapping> = {
-  'invalid argument': { code: INVALID_PARAMS, httpStatus: 200 },
-  'not found': { code: SERVER_ERROR, httpStatus: 200 },
-  failed: { code: SERVER_ERROR, httpStatus: 200 },
-  'limit exceeded': { code: LIMIT_EXCEEDED, httpStatus: 200 },
+  'invalid argument': { code: INVALID_PARAMS },
+  'not found': { code: SERVER_ERROR },
+  failed: { code: SERVER_ERROR },
+  'limit exceeded': { code: LIMIT_EXCEEDED },
   // -32005 as Infura words its rate limits: clients back off and retry. A timeout stays -32000,
   // which they do not retry: the same trace would only time out again.
-  busy: { code: LIMIT_EXCEEDED, httpStatus: 200 },
-  'execution timeout': { code: SERVER_ERROR, httpStatus: 200 },
+  busy: { code: LIMIT_EXCEEDED },
+  'execution timeout': { code: SERVER_ERROR },
   // geth's code for a reverted call, with the revert data.
-  reverted: { code: 3, httpStatus: 200 },
+  reverted: { code: 3 },
   // Reth's code for an answer over its size limit (jsonrpsee's "oversized response").
-  'response too large': { code: -32008, httpStatus: 200 },
+  'response too large': { code: -32008 },
   // Infura's code for a transaction the node refuses (funds, fees).
-  'transaction rejected': { code: -32003, httpStatus: 200 },
+  'transaction rejected': { code: -32003 },
   // Reth's (jsonrpsee's) code when a connection is over its subscription cap.
-  'too many subscriptions': { code: -32006, httpStatus: 200 },
+  'too many subscriptions': { code: -32006 },
   // EIP-1474's "resource unavailable" (Infura's -32002): a source we depend on cannot answer now.
-  unavailable: { code: -32002, httpStatus: 200 },
+  unavailable: { code: -32002 },
   // Replaced by the upstream's own code (see toWireError).
-  upstream: { code: SERVER_ERROR, httpStatus: 200 },
-  internal: { code: INTERNAL_ERROR, httpStatus: 200 },
+  upstream: { code: SERVER_ERROR },
+  internal: { code: INTERNAL_ERROR },
 };
 
 export interface WireError {
@@ -84,9 +82,4 @@ export function toWireError(e: unknown, onInternal?: (e: unknown) => void): Wire
   // An internal error made elsewhere (a crashed worker) was logged where it happened, with its cause.
   if (!(e instanceof DomainError)) onInternal?.(e);
   return { code: INTERNAL_ERROR, message: 'internal error' };
-}
-
-/** The HTTP status for an answer that is this one error. */
-export function httpStatusOf(e: DomainError): number {
-  return MAPPING[e.kind].httpStatus;
 }

@@ -26,6 +26,8 @@ export interface Services {
   execution: ExecutionService;
   subscriptions: SubscriptionService;
   filters: FilterService;
+  /** Following an upstream: how far its catch-up is, for eth_syncing; null when not catching up. */
+  syncing: () => SyncProgress | null;
   clientVersion: string;
   limits: MethodLimits;
   /**
@@ -33,4 +35,11 @@ export interface Services {
    * node gave it (src/rpc/methods/passThrough.ts lists which). Null when the chain is local.
    */
   forward: ((method: string, params: unknown) => Promise<RawJson>) | null;
+}
+
+/** A catch-up under way, in eth_syncing's (geth's) terms: the block it began at, ours, and its goal. */
+export interface SyncProgress {
+  startingBlock: bigint;
+  currentBlock: bigint;
+  highestBlock: bigint;
 }

@@ -1,5 +1,6 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { equalsBytes } from '@ethereumjs/util';
+import { afterSettled } from '../core/caught.ts';
 import { describeForLog } from '../core/errors.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 
@@ -63,7 +64,7 @@ export class ChainEvents {
   check(): Promise<void> {
     const run = this.checking.then(() => this.announceNewBlocks());
     // A failed read must not stop later checks.
-    this.checking = run.catch(() => {});
+    this.checking = afterSettled(run);
     return run;
   }
 

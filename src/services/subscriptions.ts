@@ -19,8 +19,6 @@ export type SubscriptionKind =
 
 /** Reth's default cap (--rpc.max-subscriptions-per-connection). */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 1024;
-/** The code Reth (jsonrpsee) answers when a connection is over its subscription cap. */
-export const TOO_MANY_SUBSCRIPTIONS = -32006;
 // Notifications sent between turns of the event loop during a block's fan-out, so thousands of
 // subscriptions delay other requests by a few milliseconds rather than for the whole fan-out.
 const FANOUT_YIELD_EVERY = 256;

@@ -1,5 +1,6 @@
 import { statfsSync } from 'node:fs';
 import { constants } from 'node:os';
+import { caught } from '../core/caught.ts';
 import { UserError } from '../core/errors.ts';
 
 /**
@@ -131,23 +132,37 @@ export function storeError(error: unknown, datadir: string): unknown {
 
 /**
  * The free space the store keeps on its disk: a write that would leave less is refused before LMDB
- * is given it (src/store/lmdb/index.ts), and below it an I/O error while writing is taken for a full
- * disk (the failed write itself may have taken what was left). A block's write transaction is rarely
+ * is given it (src/store/lmdb/environment.ts), and below it an I/O error while writing is taken for
+ * a full disk (the failed write itself may have taken what was left). A block's write transaction is rarely
  * larger. LMDB meeting a full disk fails inside its commit and prints its own lines (`mdb_page_spill
  * error 5`) on the process's stderr, which is where the JSON log goes: stopping short of the full
  * disk keeps them out of it.
  */
 export const MIN_FREE_DISK_BYTES = 16 * 1024 * 1024;
 
-/** Bytes free for this user on the disk of `dir`; null when that cannot be told. */
+/**
+ * Bytes free for this user on the disk of `dir`; null when that cannot be told, which the writes go
+ * past unchecked (LMDB still fails a write the disk cannot take): logged once for each directory
+ * until statfs answers again, and counted each time.
+ */
 export function freeDiskBytes(dir: string): number | null {
   try {
     const fs = statfsSync(dir);
+    statfsFailing.delete(dir);
     return fs.bavail * fs.bsize;
-  } catch {
+  } catch (e) {
+    caught(
+      'disk-free-space',
+      `the free space on the disk of ${dir} cannot be told (${(e as Error).message}): the store writes without checking it`,
+      { quiet: statfsFailing.has(dir) },
+    );
+    statfsFailing.add(dir);
     return null;
   }
 }
+
+/** Directories whose statfs failed last time asked (logged once until it answers). */
+const statfsFailing = new Set<string>();
 
 /**
  * Throws StoreWriteRefused when writing about `bytes` into the store in `datadir` would leave less

@@ -207,4 +207,15 @@ export interface UpstreamCache {
   ): Promise<void>;
   /** Drops the blocks and state kept for these hashes (blocks a reorg removed before they were final). */
   dropBlocks(hashes: Uint8Array[]): Promise<void>;
+  /** Closes the datadir: the store this cache shares with its chain store (either one's close does). */
+  close(): Promise<void>;
+}
+
+/**
+ * A datadir in upstream mode, in its two roles over one store: the chain store, whose reads serve
+ * the blocks and receipts cached (and whose `close` closes the datadir), and the cache itself.
+ */
+export interface UpstreamDatadir {
+  chain: ChainStore;
+  cache: UpstreamCache;
 }

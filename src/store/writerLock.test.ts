@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { metElsewhere } from '../core/caught.ts';
 import { isAlive, WriterLock } from './writerLock.ts';
 
 /**
@@ -55,7 +56,8 @@ async function race(datadir: string, count: number): Promise<Outcome[]> {
     const exited = new Promise<never>((_, reject) =>
       child.once('exit', (code) => reject(new Error(`a claimer exited ${code} before answering`))),
     );
-    exited.catch(() => {});
+    // Raced below; a claimer that answers first leaves its exit unawaited.
+    metElsewhere(exited);
     return () =>
       Promise.race([
         exited,

@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { caught } from '../core/caught.ts';
 import { storeError } from './errors.ts';
 
 /**
@@ -210,8 +211,12 @@ function startTimeOf(pid: number): string | null {
   }
 }
 
+/** Removes a lock file: one already gone is fine; one that stays is logged and counted. */
 function unlinkQuietly(path: string): void {
   try {
     unlinkSync(path);
-  } catch {}
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      caught('lock-file-removal', `the lock file ${path} cannot be removed: ${(e as Error).message}`);
+  }
 }

@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { caught } from '../core/caught.ts';
 import { UserError } from '../core/errors.ts';
 import type { KeyLimits } from './access/bucket.ts';
 import { type KeySettings, limitsOf } from './access/settings.ts';
@@ -210,10 +211,14 @@ function statSafe(path: string): number {
   }
 }
 
+/** Removes a lock file: one already gone is fine; one that stays is logged and counted. */
 function unlinkSafe(path: string): void {
   try {
     unlinkSync(path);
-  } catch {}
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      caught('lock-file-removal', `the lock file ${path} cannot be removed: ${(e as Error).message}`);
+  }
 }
 
 /** An accepted key as the access policy sees it: never the key itself. */

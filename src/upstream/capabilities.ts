@@ -1,4 +1,3 @@
-import { UpstreamError } from '../core/errors.ts';
 import type { UpstreamReader } from './client.ts';
 import type { Capabilities } from './store.ts';
 
@@ -27,9 +26,4 @@ export function describeCapabilities(c: Capabilities): string {
     c.blockReceipts ? 'receipts: eth_getBlockReceipts' : 'receipts: eth_getTransactionReceipt, batched',
     c.finalizedTag ? 'finality: the upstream finalized tag' : 'finality: --finality-depth',
   ].join('; ');
-}
-
-/** Whether an error is the upstream refusing a method (not a transport fault). */
-export function refused(e: unknown): boolean {
-  return e instanceof UpstreamError;
 }

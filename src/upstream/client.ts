@@ -13,6 +13,7 @@ import { Semaphore, Sleeper, TokenBucket } from './throttle.ts';
 
 export { redactUrl } from '../core/url.ts';
 
+import { metElsewhere } from '../core/caught.ts';
 import { redactUrl } from '../core/url.ts';
 import { type Reply, type Transport, TransportFault, transportFor } from './transports.ts';
 
@@ -614,7 +615,7 @@ function newFlight(key: string, until: number): Flight {
     settle = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
   });
   // Its starter and every joiner await it; a fault nobody is left to hear is not an unhandled one.
-  answer.catch(() => {});
+  metElsewhere(answer);
   return { key, until, answer, settle, tried: new Set() };
 }
 

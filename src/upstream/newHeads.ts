@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { caught } from '../core/caught.ts';
 import { redactUrl } from './client.ts';
 import { describeNetworkError } from './transports.ts';
 
@@ -54,7 +55,12 @@ export class NewHeadsDoorbell {
       let message: { id?: unknown; result?: unknown; error?: { message?: unknown }; method?: unknown };
       try {
         message = JSON.parse(data.toString());
-      } catch {
+      } catch (e) {
+        // Only a doorbell: a message that is not JSON rings nothing, and polling still follows the head.
+        caught(
+          'upstream-newheads-message',
+          `upstream head: a message on the newHeads subscription of ${redactUrl(this.url)} is not JSON (${(e as Error).message}): ${data.toString().slice(0, 80)}`,
+        );
         return;
       }
       if (message.id === 1) {

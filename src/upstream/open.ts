@@ -3,7 +3,7 @@ import { readStoredSpec, schemaRecord } from '../chain/storedSpec.ts';
 import { DomainError, UserError } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 import { openUpstreamCache } from '../store/lmdb/index.ts';
-import type { ChainStore, UpstreamCache } from '../store/types.ts';
+import type { ChainStore, UpstreamDatadir } from '../store/types.ts';
 import { withUpstreamBudget } from './budget.ts';
 import { describeCapabilities, discoverCapabilities } from './capabilities.ts';
 import { UpstreamClient, type UpstreamLimits, type UpstreamReader } from './client.ts';
@@ -95,12 +95,12 @@ async function open(
 ): Promise<UpstreamSource> {
   const client: UpstreamReader =
     ask === undefined ? new UpstreamClient(config.urls, config.limits, log) : new RemoteUpstreamReader(ask);
-  let cache: (ChainStore & UpstreamCache) | null = null;
+  let cache: UpstreamDatadir | null = null;
   try {
     cache = await openUpstreamCache(datadir);
     const { spec, source } = await discoverSpec(client, config.genesis);
     const genesisHash = await upstreamGenesisHash(client, spec);
-    await claimDatadir(cache, datadir, spec, genesisHash);
+    await claimDatadir(cache.chain, datadir, spec, genesisHash);
     const capabilities = await discoverCapabilities(client);
     const store = new UpstreamStore(cache, client, spec, capabilities);
     const subscribeUrl = config.urls.find((url) => /^wss?:\/\//i.test(url));
@@ -124,7 +124,7 @@ async function open(
     };
   } catch (e) {
     await client.close();
-    await cache?.close();
+    await cache?.chain.close();
     throw e;
   }
 }
@@ -136,7 +136,7 @@ export async function openUpstreamWorkerStore(
   ask: Ask,
 ): Promise<UpstreamStore> {
   const cache = await openUpstreamCache(datadir);
-  const spec = await readStoredSpec(cache);
+  const spec = await readStoredSpec(cache.chain);
   if (spec === null) throw new Error(`no upstream chain recorded in ${datadir}`);
   return new UpstreamStore(cache, new RemoteUpstreamReader(ask), spec, source.capabilities);
 }
@@ -152,7 +152,7 @@ async function upstreamGenesisHash(client: UpstreamReader, spec: ChainSpec): Pro
  * chain, or the cache of another chain (by chain id and genesis hash), is refused.
  */
 async function claimDatadir(
-  cache: ChainStore & UpstreamCache,
+  cache: ChainStore,
   datadir: string,
   spec: ChainSpec,
   genesisHash: Uint8Array,

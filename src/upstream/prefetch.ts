@@ -2,6 +2,7 @@ import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import type { JSONTx, TypedTransaction } from '@ethereumjs/tx';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
+import { metElsewhere } from '../core/caught.ts';
 import { UpstreamError } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import type { RpcOutcome } from './client.ts';
@@ -42,7 +43,7 @@ export class UpstreamPrefetch {
     const traced = this.store.capabilities.prestateTracer && calls.length > 0;
     // The block's rules (its header, which the job reads anyway) while the upstream traces.
     const rules = alsoRead ? this.store.rulesOf(blockHash) : Promise.resolve(null);
-    rules.catch(() => {});
+    metElsewhere(rules);
     let prestates: unknown[] = [];
     if (traced) {
       const config: Record<string, unknown> = { tracer: 'prestateTracer' };

@@ -18,6 +18,7 @@ import type {
   FlatAccount,
   TxLocation,
   UpstreamCache,
+  UpstreamDatadir,
 } from '../store/types.ts';
 import type { RpcCall, UpstreamReader } from './client.ts';
 import { fetchUncleHeaders } from './uncles.ts';
@@ -78,12 +79,19 @@ export class UpstreamStore implements ChainStore {
   /** The canonical hashes of recent, unfinal blocks this thread looked up, for the head they hold for. */
   private recent: { head: string; hashes: Map<bigint, Uint8Array> } = { head: '', hashes: new Map() };
 
+  /** What the datadir caches: blocks and receipts read as a chain store's (see UpstreamDatadir). */
+  private readonly local: ChainStore;
+  /** The cache's own writes and reads: state values, final hashes, blocks a reorg removed. */
+  readonly cache: UpstreamCache;
+
   constructor(
-    readonly cache: ChainStore & UpstreamCache,
+    datadir: UpstreamDatadir,
     readonly client: UpstreamReader,
     spec: ChainSpec,
     readonly capabilities: Capabilities,
   ) {
+    this.local = datadir.chain;
+    this.cache = datadir.cache;
     this.forks = new Forks(spec);
     this.rules = (number, timestamp) => this.forks.commonAt(number, timestamp);
   }
@@ -106,9 +114,9 @@ export class UpstreamStore implements ChainStore {
 
   /** The head and finality the head tracker last recorded; null before its first look. */
   async upstreamHead(): Promise<UpstreamHead | null> {
-    // The cache's own head read renews this thread's read snapshot, so the record is the newest.
-    await this.cache.getHead();
-    const record = await this.cache.getMeta(HEAD_META);
+    // The datadir's own head read renews this thread's read snapshot, so the record is the newest.
+    await this.local.getHead();
+    const record = await this.local.getMeta(HEAD_META);
     if (record === null) return null;
     const { number, hash, finalized } = JSON.parse(new TextDecoder().decode(record)) as Record<
       string,
@@ -157,21 +165,21 @@ export class UpstreamStore implements ChainStore {
   }
 
   async getBlockNumber(hash: Uint8Array): Promise<bigint | null> {
-    const cached = await this.cache.getBlockNumber(hash);
+    const cached = await this.local.getBlockNumber(hash);
     if (cached !== null) return cached;
     return (await this.fetchBlock({ hash }))?.header.number ?? null;
   }
 
   async getHeader(hash: Uint8Array): Promise<Uint8Array | null> {
-    const cached = await this.cache.getHeader(hash);
+    const cached = await this.local.getHeader(hash);
     if (cached !== null || (await this.fetchBlock({ hash })) === null) return cached;
-    return this.cache.getHeader(hash);
+    return this.local.getHeader(hash);
   }
 
   async getBody(hash: Uint8Array): Promise<Uint8Array | null> {
-    const cached = await this.cache.getBody(hash);
+    const cached = await this.local.getBody(hash);
     if (cached !== null || (await this.fetchBlock({ hash })) === null) return cached;
-    return this.cache.getBody(hash);
+    return this.local.getBody(hash);
   }
 
   async getStateRoot(hash: Uint8Array): Promise<Uint8Array | null> {
@@ -181,7 +189,7 @@ export class UpstreamStore implements ChainStore {
   }
 
   async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
-    const cached = await this.cache.getTxLocation(txHash);
+    const cached = await this.local.getTxLocation(txHash);
     if (cached) return cached;
     const tx = await this.client.request<{ blockHash?: string | null } | null>('eth_getTransactionByHash', [
       toHex(txHash),
@@ -191,25 +199,25 @@ export class UpstreamStore implements ChainStore {
     const block = await this.fetchBlock({ hash: Buffer.from(tx.blockHash.slice(2), 'hex') });
     if (!block) return null;
     // The block, checked, says where the transaction is; what the upstream said of it is not trusted.
-    return this.cache.getTxLocation(txHash);
+    return this.local.getTxLocation(txHash);
   }
 
   async getReceipts(blockHash: Uint8Array): Promise<Uint8Array[] | null> {
-    const cached = await this.cache.getReceipts(blockHash);
+    const cached = await this.local.getReceipts(blockHash);
     if (cached !== null || !(await this.fetchReceipts(blockHash))) return cached;
-    return this.cache.getReceipts(blockHash);
+    return this.local.getReceipts(blockHash);
   }
 
   async getBlockReceiptsJson(blockHash: Uint8Array): Promise<Uint8Array | null> {
-    const cached = await this.cache.getBlockReceiptsJson(blockHash);
+    const cached = await this.local.getBlockReceiptsJson(blockHash);
     if (cached !== null || !(await this.fetchReceipts(blockHash))) return cached;
-    return this.cache.getBlockReceiptsJson(blockHash);
+    return this.local.getBlockReceiptsJson(blockHash);
   }
 
   async getReceiptJson(blockHash: Uint8Array, index: number): Promise<Uint8Array | null> {
-    const cached = await this.cache.getReceiptJson(blockHash, index);
+    const cached = await this.local.getReceiptJson(blockHash, index);
     if (cached !== null || !(await this.fetchReceipts(blockHash))) return cached;
-    return this.cache.getReceiptJson(blockHash, index);
+    return this.local.getReceiptJson(blockHash, index);
   }
 
   /** The state trie is the upstream's: proofs are its own (eth_getProof is passed through, checked). */
@@ -218,7 +226,7 @@ export class UpstreamStore implements ChainStore {
   }
 
   async getCode(codeHash: Uint8Array): Promise<Uint8Array | null> {
-    return this.cache.getCode(codeHash);
+    return this.local.getCode(codeHash);
   }
 
   async getAccountAt(
@@ -254,16 +262,16 @@ export class UpstreamStore implements ChainStore {
   readonly fetchedReads: FetchedStateReads = {
     accountAt: (blockHash, address) => this.cache.getCachedAccountSync(blockHash, address),
     storageAt: (blockHash, address, slot) => this.cache.getCachedStorageSync(blockHash, address, slot),
-    code: (codeHash) => this.cache.getCodeSync?.(codeHash) ?? null,
+    code: (codeHash) => this.local.getCodeSync?.(codeHash) ?? null,
     fetch: (blockHash, keys) => this.fetchState(blockHash, keys),
   };
 
   getMeta(key: string): Promise<Uint8Array | null> {
-    return this.cache.getMeta(key);
+    return this.local.getMeta(key);
   }
 
   putMeta(key: string, value: Uint8Array): Promise<void> {
-    return this.cache.putMeta(key, value);
+    return this.local.putMeta(key, value);
   }
 
   async commitBlock(_write: BlockWrite): Promise<void> {
@@ -276,7 +284,7 @@ export class UpstreamStore implements ChainStore {
 
   async close(): Promise<void> {
     await this.client.close();
-    await this.cache.close();
+    await this.local.close();
   }
 
   /**
@@ -433,7 +441,7 @@ export class UpstreamStore implements ChainStore {
     const block = await blockFromRpc(json, this.rules, expectedHash, uncles);
     const hash = block.hash();
     this.decoded.set(bytesKey(hash), block);
-    if ((await this.cache.getBlockNumber(hash)) === null) {
+    if ((await this.local.getBlockNumber(hash)) === null) {
       await keep(() =>
         this.cache.putBlock({
           number: block.header.number,

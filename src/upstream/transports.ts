@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { metElsewhere } from '../core/caught.ts';
 
 /**
  * How a request body reaches one upstream URL and its answer comes back: an HTTP POST (Node's
@@ -235,7 +236,7 @@ class WsTransport implements Transport {
       this.route(value);
     });
     // Attempts waiting for the connection see its failure; with none waiting it is not an error.
-    opened.catch(() => {});
+    metElsewhere(opened);
     this.opened = opened;
     return opened;
   }

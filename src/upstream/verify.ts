@@ -15,12 +15,6 @@
  */
 export { VERIFICATION_FAILED } from './answer.ts';
 export { blockFromRpc } from './block.ts';
-export { type BlockAsked, type ForkRules, headerFromRpc } from './header.ts';
-export {
-  accountFromProof,
-  type ProofExpectations,
-  type ProvenAccount,
-  type ProvenSlot,
-  type ProvenState,
-} from './proof.ts';
+export { type ForkRules, headerFromRpc } from './header.ts';
+export { accountFromProof } from './proof.ts';
 export { receiptsFromRpc } from './receipts.ts';

@@ -68,7 +68,7 @@ export async function startFollowServer(
   try {
     app = await buildApp(
       { ...DEFAULT_CONFIG, limits: DEFAULT_LIMITS, port: 0, keys: null },
-      { store, datadir, log },
+      { store, datadir, log, syncing: () => follower.syncing() },
     );
   } catch (e) {
     await follower.stop();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseChainSpec } from '../../src/chain/genesis.ts';
 import { openUpstreamCache } from '../../src/store/lmdb/index.ts';
-import type { ChainStore, UpstreamCache } from '../../src/store/types.ts';
+import type { UpstreamDatadir } from '../../src/store/types.ts';
 import type { UpstreamReader } from '../../src/upstream/client.ts';
 import { HEAD_META, UpstreamStore } from '../../src/upstream/store.ts';
 import { tempDir } from '../support/cli.ts';
@@ -27,17 +27,17 @@ const noUpstream: UpstreamReader = {
 
 describe('upstream mode: canonical hashes of final blocks', () => {
   const dir = tempDir('ethtrace-final-hashes-');
-  let cache: ChainStore & UpstreamCache;
+  let cache: UpstreamDatadir;
   let store: UpstreamStore;
   const headReads: string[] = [];
 
   before(async () => {
     cache = await openUpstreamCache(dir.path);
-    for (let n = 0n; n <= FINAL; n++) await cache.putCanonical(n, hashOf(n));
+    for (let n = 0n; n <= FINAL; n++) await cache.cache.putCanonical(n, hashOf(n));
     const head = { number: `0x${HEAD.toString(16)}`, hash: `0x${'48'.repeat(32)}`, finalized: '0x8' };
-    await cache.putMeta(HEAD_META, new TextEncoder().encode(JSON.stringify(head)));
-    // The cache as the store sees it, noting each read of the head record or the head.
-    const counted = new Proxy(cache, {
+    await cache.chain.putMeta(HEAD_META, new TextEncoder().encode(JSON.stringify(head)));
+    // The datadir's chain store as the store sees it, noting each read of the head record or the head.
+    const counted = new Proxy(cache.chain, {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver);
         if (typeof value !== 'function') return value;
@@ -49,14 +49,14 @@ describe('upstream mode: canonical hashes of final blocks', () => {
       },
     });
     const spec = parseChainSpec(buildGenesis({}));
-    store = new UpstreamStore(counted, noUpstream, spec, {
+    store = new UpstreamStore({ chain: counted, cache: cache.cache }, noUpstream, spec, {
       prestateTracer: false,
       blockReceipts: true,
       finalizedTag: true,
     });
   });
   after(async () => {
-    await cache?.close();
+    await cache?.chain.close();
     dir.cleanup();
   });
 

@@ -135,6 +135,44 @@ describe('following the conformance chain from a second ethtrace, every state ro
     }
   });
 
+  it('eth_syncing tells the catch-up as geth does (hex quantities) while it lasts, and false once in step', async () => {
+    // Every upstream answer late and one block a batch: the catch-up lasts seconds, long enough to ask.
+    proxy.delayMs = 100;
+    const follower = await startFollowServer([proxy.url], { genesis: GENESIS, batchBlocks: 1 });
+    try {
+      type Progress = { startingBlock: string; currentBlock: string; highestBlock: string };
+      const seen: Progress[] = [];
+      await eventually(
+        async () => {
+          const answer = await follower.rpc<false | Progress>('eth_syncing');
+          if (answer !== false) seen.push(answer);
+          const [first, last] = [seen[0], seen.at(-1)];
+          return (
+            first !== undefined &&
+            last !== undefined &&
+            BigInt(last.currentBlock) > BigInt(first.currentBlock)
+          );
+        },
+        'eth_syncing to show the catch-up moving on',
+        30_000,
+      );
+      for (const progress of seen) {
+        assert.deepEqual(Object.keys(progress), ['startingBlock', 'currentBlock', 'highestBlock']);
+        assert.equal(progress.startingBlock, '0x0');
+        assert.equal(progress.highestBlock, hex(CONFORMANCE_HEAD));
+        assert.match(progress.currentBlock, /^0x(0|[1-9a-f][0-9a-f]*)$/);
+        assert.ok(BigInt(progress.currentBlock) <= CONFORMANCE_HEAD, progress.currentBlock);
+      }
+      proxy.delayMs = 0;
+      await follower.reaches(CONFORMANCE_HEAD);
+      await follower.logged(/following: in step with the upstream at block 54 /);
+      assert.equal(await follower.rpc('eth_syncing'), false);
+    } finally {
+      proxy.delayMs = 0;
+      await follower.close();
+    }
+  });
+
   it('refuses a tampered block and leaves the store as it was; follows on once the upstream is honest', async () => {
     const dir = tempDir('ethtrace-follow-');
     try {

@@ -244,15 +244,14 @@ type Authorization = Parameters<typeof eoaCode7702RecoverAuthority>[0];
 
 /** The authorities of an authorization list, as geth's OnTxStart hands them to the tracer. */
 function recovered(list: Authorization[]): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (const auth of list) {
+  return list.flatMap((auth) => {
     try {
-      out.push(eoaCode7702RecoverAuthority(auth).bytes);
+      return [eoaCode7702RecoverAuthority(auth).bytes];
     } catch {
       // geth skips authorizations whose signature does not recover.
+      return [];
     }
-  }
-  return out;
+  });
 }
 
 /** Each transaction's gas used, from the receipts stored at import (cumulative gas differences). */

@@ -18,6 +18,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
 import { DEFAULT_LIMITS } from '../../config/limits.ts';
+import { afterSettled, metElsewhere } from '../../core/caught.ts';
 import {
   Busy,
   DomainError,
@@ -30,7 +31,7 @@ import {
 import { workerEntryBeside } from '../../core/modules.ts';
 import type { AnswerMessage, BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
 
-export type { Handler, Handlers, WorkerModule } from './protocol.ts';
+export type { Handlers } from './protocol.ts';
 
 /**
  * How long a worker may take to start before it counts as failed. Starts measure 0.7–1.6 s here for
@@ -362,7 +363,7 @@ export class WorkerPool {
       settleReady = (error) => (error === undefined ? resolve() : reject(error));
     });
     // Only warm() awaits readiness; a failed start is otherwise reported through the queued requests.
-    ready.catch(() => {});
+    metElsewhere(ready);
     const slot: Slot = {
       worker,
       spawnedAt: performance.now(),
@@ -544,7 +545,8 @@ export class WorkerPool {
     const index = this.slots.indexOf(slot);
     if (index !== -1) this.slots.splice(index, 1);
     slot.settleReady(reason instanceof Error ? reason : new Error(String(reason)));
-    const exited = slot.worker.terminate().catch(() => {});
+    // Waited for at close; a worker whose terminate fails has exited all the same.
+    const exited = afterSettled(slot.worker.terminate());
     this.exiting.add(exited);
     void exited.then(() => this.exiting.delete(exited));
   }

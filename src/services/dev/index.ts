@@ -4,6 +4,7 @@ import { Account, Address } from '@ethereumjs/util';
 import { loadPeerDasSetup } from '../../chain/crypto.ts';
 import type { DevAccount } from '../../chain/devChain.ts';
 import type { CallRequest } from '../../core/call.ts';
+import { afterSettled } from '../../core/caught.ts';
 import { InvalidArgument, RequestFailed } from '../../core/errors.ts';
 import type { ChainWriter } from '../../ingest/chainWriter.ts';
 import { mineBlock } from '../../ingest/devMiner.ts';
@@ -371,7 +372,7 @@ export class DevService {
       return result;
     };
     const next = this.queue.then(journaled, journaled);
-    this.queue = next.catch(() => {});
+    this.queue = afterSettled(next);
     return next;
   }
 }

@@ -13,8 +13,6 @@ export interface KeyLimits {
   creditsPerDay: number | null;
 }
 
-export const UNLIMITED: KeyLimits = { creditsPerSecond: null, burst: 0, creditsPerDay: null };
-
 /** A token bucket: `tokens` as of `at` (ms). Tokens may be negative: a debt (see `grant`). */
 export interface Bucket {
   tokens: number;

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { afterSettled, metElsewhere } from '../../core/caught.ts';
 import { UserError } from '../../core/errors.ts';
 import { redactUrl } from '../../core/url.ts';
 import type { KeyLimits } from './bucket.ts';
@@ -73,7 +74,7 @@ export class RedisCounters implements SharedCounters {
         throw e;
       },
     );
-    this.queue = done.catch(() => {});
+    this.queue = afterSettled(done);
     return done;
   }
 
@@ -93,7 +94,8 @@ export class RedisCounters implements SharedCounters {
       } catch (e) {
         // Not awaited: on a Redis that hangs it would wait out another timeout. Commands go out in
         // order, so the next exchange's WATCH still follows it.
-        this.redis.unwatch().catch(() => {});
+        // Its failure comes with the one thrown here, which is reported.
+        metElsewhere(this.redis.unwatch());
         throw e;
       }
     }

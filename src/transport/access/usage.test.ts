@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { caughtCounts, onCaught } from '../../core/caught.ts';
 import {
   BOOK_MS,
   MAX_ROWS_PER_KEY_MINUTE,
@@ -181,10 +182,21 @@ describe('UsageLog and readUsage', () => {
       other,
       `${JSON.stringify({ minute: new Date(T0).toISOString(), keyId: 'id-a', key: 'alice', method: 'eth_call', status: 'ok', requests: 3, credits: 240 })}\n{"minute":"2026-03-01T12:0`,
     );
-    const merged = mergeRows(readUsage(dir, T0)).filter((r) => r.minute === T0);
-    assert.deepEqual(
-      merged.map((r) => [r.key, r.requests, r.credits]),
-      [['alice', 4, 320]],
-    );
+    const lines: string[] = [];
+    const stop = onCaught((site, line) => lines.push(`${site}: ${line}`));
+    const before = caughtCounts().get('usage-line') ?? 0;
+    try {
+      const merged = mergeRows(readUsage(dir, T0)).filter((r) => r.minute === T0);
+      assert.deepEqual(
+        merged.map((r) => [r.key, r.requests, r.credits]),
+        [['alice', 4, 320]],
+      );
+      // The torn line is counted and said, once: reading the same file again says nothing new.
+      readUsage(dir, T0);
+    } finally {
+      stop();
+    }
+    assert.equal((caughtCounts().get('usage-line') ?? 0) - before, 1);
+    assert.deepEqual(lines, [`usage-line: usage: 1 line(s) of ${other} are not usage rows and are left out`]);
   });
 });

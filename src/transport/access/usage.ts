@@ -10,6 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { caught } from '../../core/caught.ts';
 import { codeLabel, OTHER } from '../../observe/metrics.ts';
 import { methodTable } from '../../rpc/methods/index.ts';
 
@@ -423,17 +424,33 @@ function readLines(path: string): UsageRow[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
-  } catch {
-    return []; // a snapshot replaced or removed between listing and reading
+  } catch (e) {
+    // A snapshot replaced or removed between listing and reading: its rows are in a log now.
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    caught('usage-line', `usage: ${path} cannot be read, its rows are left out: ${(e as Error).message}`);
+    return [];
   }
   const out: UsageRow[] = [];
+  let corrupt = 0;
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const row = fromLine(line);
     if (row) out.push(row);
+    else corrupt++;
+  }
+  // A torn or damaged line loses that minute's billing: said once for each file (again if more appear).
+  const fresh = corrupt - (corruptReported.get(path) ?? 0);
+  if (fresh > 0) {
+    corruptReported.set(path, corrupt);
+    caught('usage-line', `usage: ${corrupt} line(s) of ${path} are not usage rows and are left out`, {
+      count: fresh,
+    });
   }
   return out;
 }
+
+/** How many corrupt lines of each usage file were reported (see readLines). */
+const corruptReported = new Map<string, number>();
 
 /** Rows of one minute, several processes' included, merged into one row per key, method and status. */
 export function mergeRows(rows: readonly UsageRow[]): UsageRow[] {

@@ -3,7 +3,7 @@ import { PrestateTracer } from './prestateTracer.ts';
 import { StructLogger } from './structLogger.ts';
 import type { GethTracer, GethTracerConfig, TxContext } from './types.ts';
 
-export type { GethTracer, GethTracerConfig, StructLoggerOptions, TxContext } from './types.ts';
+export type { GethTracer, GethTracerConfig, TxContext } from './types.ts';
 
 /** The tracer a debug_trace* request names, for one transaction. */
 export function createGethTracer(config: GethTracerConfig, tx: TxContext): GethTracer {

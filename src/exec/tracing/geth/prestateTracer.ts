@@ -6,6 +6,7 @@ import {
   generateAddress2,
   setLengthLeft,
 } from '@ethereumjs/util';
+import { afterSettled } from '../../../core/caught.ts';
 import type { ForkRules } from '../../../evm/forks.ts';
 import type { EvmTracer } from '../../../evm/hooks.ts';
 import type { WorldState } from '../../../evm/state.ts';
@@ -229,13 +230,12 @@ export class PrestateTracer implements GethTracer {
 
   /** Looks up the delegate the account (once read) designates, if it is an EIP-7702 account. */
   private lookupDelegate(account: Promise<AccountState>): Promise<void> {
-    return account.then(
-      (a) => {
+    // The read's failure fails the replay that made it; `result` would report it for a tracked read.
+    return afterSettled(
+      account.then((a) => {
         const target = delegationTarget(a.code);
         if (target) this.lookupAccount(target);
-      },
-      // The read's failure fails the replay that made it; `result` would report it for a tracked read.
-      () => {},
+      }),
     );
   }
 

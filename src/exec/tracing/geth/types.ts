@@ -1,5 +1,6 @@
 import type { EVM } from '@ethereumjs/evm';
 import { Address } from '@ethereumjs/util';
+import { metElsewhere } from '../../../core/caught.ts';
 import type { GethTracerConfig, StructLoggerOptions } from '../../../core/traceConfig.ts';
 import type { ExecutionTracer } from '../hooks.ts';
 
@@ -78,6 +79,5 @@ export function stateReader(evm: EVM): StateReader {
 
 /** Swallows a rejection here (it is awaited, and reported, by `result`): no unhandled rejection if the replay fails first. */
 export function settled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
-  return promise;
+  return metElsewhere(promise);
 }
