@@ -25,7 +25,9 @@ for (const path of sourceFiles(['src'])) {
     if (node.type === 'CatchClause' && isEmptyBlock(node.body))
       found.push(`${path}:${file.line(node.span as { start: number })}: an empty catch block`);
     if (node.type !== 'CallExpression') continue;
-    const callee = node.callee as Node;
+    let callee = node.callee as Node;
+    // `a?.catch(…)`: swc wraps the member in an optional chain.
+    while (callee.type === 'OptionalChainingExpression') callee = callee.base as Node;
     const property = callee.type === 'MemberExpression' ? (callee.property as Node) : null;
     const name = property?.type === 'Identifier' ? property.value : null;
     // The rejection handler: .catch's first argument, .then's second.

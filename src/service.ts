@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { type App, type AppConfig, buildApp } from './app.ts';
 import type { DevAccount } from './chain/devChain.ts';
 import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
-import { UserError } from './core/errors.ts';
+import { afterSettled, caught } from './core/caught.ts';
+import { describeForLog, UserError } from './core/errors.ts';
 import { claimDevChain, claimWriter } from './datadirWriter.ts';
 import {
   type DevFlags,
@@ -177,10 +178,16 @@ export class Service {
     await this.app?.close(abort ? {} : { deadlineMs: this.plan.shutdownMs });
     await this.access?.close();
     if (abort) this.redis?.disconnect();
-    else await this.redis?.quit().catch(() => {});
+    else
+      await this.redis
+        ?.quit()
+        .catch((e: unknown) =>
+          caught('redis-quit', `stopping: Redis did not take the goodbye: ${describeForLog(e)}`),
+        );
     // The primary gave the store to the API processes; an upstream's client stayed here for them.
     const closing = this.storeOpen ? this.store?.close() : this.source?.store.client.close();
-    await (abort ? closing?.catch(() => {}) : closing);
+    // A failed start's own error is the one to report; the store is closed as far as it goes.
+    await (abort && closing ? afterSettled(closing) : closing);
     this.writer?.release();
   }
 

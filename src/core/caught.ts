@@ -19,6 +19,8 @@ export const CAUGHT_SITES = [
   'disk-free-space',
   /** A lock file (the datadir's writer lock, the keys file's lock) that exists but cannot be removed. */
   'lock-file-removal',
+  /** A stop whose goodbye to Redis failed: the connection is dropped anyway (src/service.ts). */
+  'redis-quit',
 ] as const;
 
 export type CaughtSite = (typeof CAUGHT_SITES)[number];

@@ -5,6 +5,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt, equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from '@ethereumjs/util';
 import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
+import { metElsewhere } from '../core/caught.ts';
 import { RequestFailed, Unavailable } from '../core/errors.ts';
 import { bytesKey, quantityToHex, toHex } from '../primitives/hex.ts';
 import { keccak256 } from '../primitives/keccak.ts';
@@ -462,7 +463,8 @@ export class UpstreamStore implements ChainStore {
       const byBlock = this.capabilities.blockReceipts
         ? this.client.request('eth_getBlockReceipts', [toHex(blockHash)])
         : null;
-      byBlock?.catch(() => {});
+      // Awaited below, once the block is in.
+      if (byBlock) metElsewhere(byBlock);
       const block = await this.block(blockHash);
       if (!block) return false;
       let json: unknown;
