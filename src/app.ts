@@ -4,6 +4,7 @@ import { ChainReader } from './chain/reader.ts';
 import { readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
 import { describeForLog, UserError } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
 import { defaultEngine } from './exec/evmEngine.ts';
@@ -122,7 +123,7 @@ export async function buildApp(
     dev?: DevService;
     /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
     upstream?: UpstreamSource;
-    log?: (line: string) => void;
+    log?: LogLine;
     /** Structured logs: the app's lines and one line per request (observe/log.ts). Without it, none of the latter. */
     logger?: Logger;
     /**
@@ -224,7 +225,7 @@ export async function buildApp(
     (e, method) =>
       logger
         ? logger.error({ method, err: describeForLog(e) }, 'internal error')
-        : log(`internal error in ${method}: ${describeForLog(e)}`),
+        : log(`internal error in ${method}: ${describeForLog(e)}`, 'warn'),
   );
   metrics.knowMethods(Object.keys(table));
   const head = async () => {

@@ -5,6 +5,7 @@ import {
   type SerializedDomainError,
   serializeDomainError,
 } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { answerExchange } from './transport/access/ipcCounters.ts';
 import { MemoryCounters } from './transport/access/ledger.ts';
 
@@ -66,7 +67,7 @@ interface Urls {
 export function startPrimary(
   count: number,
   keepCounters: boolean,
-  log: (line: string) => void,
+  log: LogLine,
   answerAsk?: (payload: unknown) => Promise<unknown>,
 ): Primary {
   const counters = keepCounters ? new MemoryCounters() : null;
@@ -162,12 +163,12 @@ export function startPrimary(
         return;
       }
       if (lived < MIN_LIFETIME_MS) {
-        log(`API process ${index} exited (${how}) ${lived} ms after it started: stopping`);
+        log(`API process ${index} exited (${how}) ${lived} ms after it started: stopping`, 'warn');
         process.exitCode = 1;
         resolveFailed();
         return;
       }
-      log(`API process ${index} exited (${how}): starting another`);
+      log(`API process ${index} exited (${how}): starting another`, 'warn');
       fork(index);
     });
   };

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import type { LogLine } from '../core/log.ts';
 import { redactUrl } from './client.ts';
 import { describeNetworkError } from './transports.ts';
 
@@ -24,7 +25,7 @@ export class NewHeadsDoorbell {
   constructor(
     private readonly url: string,
     private readonly ring: () => void,
-    private readonly log: (line: string) => void,
+    private readonly log: LogLine,
   ) {}
 
   start(): void {
@@ -67,6 +68,7 @@ export class NewHeadsDoorbell {
           // A node without subscriptions: polling alone follows its head.
           this.log(
             `upstream head: ${redactUrl(this.url)} refused newHeads (${String(message.error?.message)}); polling only`,
+            'warn',
           );
           this.stopped = true;
           socket.close();
@@ -85,6 +87,7 @@ export class NewHeadsDoorbell {
         this.warned = true;
         this.log(
           `upstream head: no newHeads subscription on ${redactUrl(this.url)} (${failure || reason.toString() || 'closed'}); polling until it is back`,
+          'warn',
         );
       }
       this.timer = setTimeout(() => this.open(), this.waitMs);
