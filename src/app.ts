@@ -5,6 +5,7 @@ import { readStoredSpec } from './chain/storedSpec.ts';
 import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
 import { caught, onCaught } from './core/caught.ts';
 import { describeForLog, UserError } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
 import { defaultEngine } from './exec/evmEngine.ts';
@@ -121,7 +122,7 @@ export interface AppDeps {
   dev?: DevService;
   /** Upstream mode: the store is deps.upstream.store, over the upstream node. */
   upstream?: UpstreamSource;
-  log?: (line: string) => void;
+  log?: LogLine;
   /** Structured logs: the app's lines and one line per request (observe/log.ts). Without it, none of the latter. */
   logger?: Logger;
   /**
@@ -148,7 +149,7 @@ export interface AppDeps {
 interface Parts {
   chain: ChainReader;
   execution: ExecutionClient;
-  log: (line: string) => void;
+  log: LogLine;
   logger: Logger | null;
   metrics: Metrics;
   head: () => Promise<{ number: bigint; timestamp: bigint } | null>;
@@ -163,7 +164,7 @@ export async function buildApp(config: AppConfig, deps: AppDeps): Promise<App> {
   const log = deps.log ?? (logger ? lineLogger(logger) : (line: string) => process.stderr.write(`${line}\n`));
   const metrics = deps.metrics ?? new Metrics();
   // Failures caught below (core/caught.ts) are logged here, as warnings.
-  const stopCaughtLines = onCaught((site, line) => (logger ? logger.warn({ site }, line) : log(line)));
+  const stopCaughtLines = onCaught((site, line) => (logger ? logger.warn({ site }, line) : log(line, 'warn')));
   const upstream = deps.upstream;
   const { execution, inline } = executionOf(config.limits, deps, chain, log);
   const events = new ChainEvents(deps.store, log);
@@ -261,7 +262,7 @@ function executionOf(
   limits: Limits,
   deps: AppDeps,
   chain: ChainReader,
-  log: (line: string) => void,
+  log: LogLine,
 ): { execution: ExecutionClient; inline: InlineCallsClient | null } {
   const upstream = deps.upstream;
   const pool = new PoolExecutionClient({
@@ -346,7 +347,7 @@ function envelopeOf(
     (e, method) =>
       logger
         ? logger.error({ method, err: describeForLog(e) }, 'internal error')
-        : log(`internal error in ${method}: ${describeForLog(e)}`),
+        : log(`internal error in ${method}: ${describeForLog(e)}`, 'warn'),
   );
 }
 

@@ -1,4 +1,5 @@
 import { UserError } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
 import { WriterLock, type WriterRecord } from './store/writerLock.ts';
 
@@ -33,10 +34,7 @@ const WAIT_FOR_IMPORT_MS = 100;
  * `import` writes an empty datadir, the start waits for its first block and serves that chain, as
  * when the import had come first (README, Commands); the wait ends when it stores it or exits.
  */
-export async function claimDevChain(
-  datadir: string,
-  log: (line: string) => void,
-): Promise<WriterLock | null> {
+export async function claimDevChain(datadir: string, log: LogLine): Promise<WriterLock | null> {
   let told = false;
   for (;;) {
     if ((await holds(datadir)) === 'another chain') return null;

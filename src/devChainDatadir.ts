@@ -10,6 +10,7 @@ import {
 import { parseChainSpec } from './chain/genesis.ts';
 import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { UserError } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { ChainWriter } from './ingest/chainWriter.ts';
 import { DevService } from './services/dev/index.ts';
 import { checkStore } from './store/lmdb/check.ts';
@@ -34,7 +35,7 @@ const META_DEV = 'dev';
 export async function openDevChain(
   datadir: string,
   flags: DevFlags,
-  log: (line: string) => void,
+  log: LogLine,
 ): Promise<{ store: ChainStore; service: DevService } | null> {
   const store = await openLmdbStore(datadir);
   try {
@@ -75,7 +76,7 @@ export async function openDevChain(
   }
 }
 
-function devService(writer: ChainWriter, options: DevChainOptions, log: (line: string) => void): DevService {
+function devService(writer: ChainWriter, options: DevChainOptions, log: LogLine): DevService {
   return new DevService(writer, devAccounts(options.mnemonic), log);
 }
 

@@ -6,6 +6,7 @@ import {
   type SerializedDomainError,
   serializeDomainError,
 } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { answerExchange } from './transport/access/ipcCounters.ts';
 import { MemoryCounters } from './transport/access/ledger.ts';
 
@@ -72,7 +73,7 @@ interface Urls {
 export function startPrimary(
   count: number,
   keepCounters: boolean,
-  log: (line: string) => void,
+  log: LogLine,
   answerAsk?: (payload: unknown) => Promise<unknown>,
 ): Primary {
   return new ApiProcesses(count, keepCounters ? new MemoryCounters() : null, log, answerAsk);
@@ -102,7 +103,7 @@ class ApiProcesses implements Primary {
   constructor(
     private readonly count: number,
     private readonly counters: MemoryCounters | null,
-    private readonly log: (line: string) => void,
+    private readonly log: LogLine,
     private readonly answerAsk: ((payload: unknown) => Promise<unknown>) | undefined,
   ) {
     this.listening = new Promise<Urls>((resolve, reject) => {
@@ -224,12 +225,12 @@ class ApiProcesses implements Primary {
       return;
     }
     if (lived < MIN_LIFETIME_MS) {
-      this.log(`API process ${index} exited (${how}) ${lived} ms after it started: stopping`);
+      this.log(`API process ${index} exited (${how}) ${lived} ms after it started: stopping`, 'warn');
       process.exitCode = 1;
       this.resolveFailed();
       return;
     }
-    this.log(`API process ${index} exited (${how}): starting another`);
+    this.log(`API process ${index} exited (${how}): starting another`, 'warn');
     this.fork(index);
   }
 }

@@ -5,6 +5,7 @@ import type { DevAccount } from './chain/devChain.ts';
 import { checkSchema, readStoredSpec } from './chain/storedSpec.ts';
 import { afterSettled, caught } from './core/caught.ts';
 import { describeForLog, UserError } from './core/errors.ts';
+import type { LogLine } from './core/log.ts';
 import { claimDevChain, claimWriter } from './datadirWriter.ts';
 import {
   type DevFlags,
@@ -192,7 +193,7 @@ export class Service {
   }
 
   /** The datadir's chain: claimed for writing where this process writes it, and opened. */
-  private async openChain(log: (line: string) => void): Promise<void> {
+  private async openChain(log: LogLine): Promise<void> {
     const { role, datadir, plan } = this;
     const { upstream, follow } = plan;
     // One process at a time writes a datadir; a second is refused with the first's pid and port

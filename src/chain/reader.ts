@@ -9,7 +9,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { createTxFromBlockBodyData, type TypedTransaction } from '@ethereumjs/tx';
 import { type Address, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import { NotFound, RequestFailed } from '../core/errors.ts';
+import { HeaderNotFound, RequestFailed } from '../core/errors.ts';
 import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
@@ -103,7 +103,7 @@ export class ChainReader {
   async stateBlock(selector: BlockSelector): Promise<BlockRef> {
     const ref = await this.resolve(selector);
     if (ref) return ref;
-    throw new NotFound(selector.kind === 'hash' ? 'header for hash not found' : 'header not found');
+    throw HeaderNotFound.by(selector.kind === 'hash' ? 'hash' : 'number');
   }
 
   /**

@@ -146,17 +146,56 @@ export class InternalError extends DomainError {
   }
 }
 
+// The cases a caller branches on, each its own class under its kind (as reth's EthApiError has a
+// variant per case): code that must tell one failure from another of the same kind asks
+// `instanceof`, never the message's text, which is for people and may be reworded.
+
+/** The block header a request names is not in the chain. */
+export class HeaderNotFound extends NotFound {
+  static by(selector: 'hash' | 'number'): HeaderNotFound {
+    return new HeaderNotFound(selector === 'hash' ? 'header for hash not found' : 'header not found');
+  }
+}
+
+/** A block a job was given is gone: the chain was rewound (a reorg, `evm_revert`) under the job. */
+export class ChainRewound extends NotFound {
+  static during(block?: string): ChainRewound {
+    const which = block === undefined ? '' : `${block} `;
+    return new ChainRewound(`block ${which}not found: the chain was rewound while it was traced`);
+  }
+}
+
+/**
+ * An upstream answer that failed its check (a wrong hash, a malformed field): unlike the upstream
+ * being down or slow, it does not pass by asking again.
+ */
+export class UpstreamAnswerInvalid extends Unavailable {}
+
+/** The cases that keep their class across a thread boundary (serializeDomainError). */
+const CASES = { HeaderNotFound, ChainRewound, UpstreamAnswerInvalid } as const;
+type CaseName = keyof typeof CASES;
+
+function caseOf(e: DomainError): CaseName | undefined {
+  for (const [name, cls] of Object.entries(CASES) as Array<[CaseName, (typeof CASES)[CaseName]]>)
+    if (e instanceof cls) return name;
+  return undefined;
+}
+
 /** A DomainError as plain data, to cross a thread boundary by structured clone. */
 export interface SerializedDomainError {
   kind: DomainErrorKind;
   message: string;
   data?: unknown;
+  /** The case's class (CASES), when it is one. */
+  case?: CaseName;
 }
 
 export function serializeDomainError(e: DomainError): SerializedDomainError {
-  return e.data === undefined
-    ? { kind: e.kind, message: e.message }
-    : { kind: e.kind, message: e.message, data: e.data };
+  const serialized: SerializedDomainError = { kind: e.kind, message: e.message };
+  if (e.data !== undefined) serialized.data = e.data;
+  const name = caseOf(e);
+  if (name !== undefined) serialized.case = name;
+  return serialized;
 }
 
 const REVIVE: Record<DomainErrorKind, (message: string, data: unknown) => DomainError> = {
@@ -181,7 +220,7 @@ function isUpstreamError(d: unknown): d is { code: number; message: string; data
 
 /** The error `serializeDomainError` describes, as its own class again. */
 export function reviveDomainError(e: SerializedDomainError): DomainError {
-  return REVIVE[e.kind](e.message, e.data);
+  return e.case === undefined ? REVIVE[e.kind](e.message, e.data) : new CASES[e.case](e.message, e.data);
 }
 
 /** Most characters of an error logged: its stack, or a message quoting a client's megabyte number. */

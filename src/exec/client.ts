@@ -1,5 +1,6 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { CallLimits, PoolLimits } from '../config/limits.ts';
+import type { LogLine } from '../core/log.ts';
 import { moduleBeside } from '../core/modules.ts';
 import type { UpstreamWorkerSource } from '../upstream/open.ts';
 import type { JobKind, JobPayload, JobResult } from './api.ts';
@@ -56,7 +57,7 @@ export class PoolExecutionClient implements ExecutionClient {
      * reads of the upstream are answered on this thread (src/upstream/remote.ts).
      */
     upstream?: { source: UpstreamWorkerSource; answer: (ask: unknown) => Promise<unknown> };
-    log?: (line: string) => void;
+    log?: LogLine;
     resourceLimits?: ResourceLimits;
   }) {
     const workerData: ExecutionWorkerData = {

@@ -4,7 +4,7 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
-import { NotFound } from '../core/errors.ts';
+import { ChainRewound } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
 import type { ForkRules } from '../evm/forks.ts';
 import type { EvmTracer, FrameEnd, StepTracer } from '../evm/hooks.ts';
@@ -119,7 +119,7 @@ export class EvmCallSession {
     const env = opts.blockOverrides;
     if (!(chain.store.syncReads || chain.store.fetchedReads)) return null;
     const header = await chain.header(blockHash);
-    if (!header) throw new NotFound('block not found: the chain was rewound while it was traced');
+    if (!header) throw ChainRewound.during();
     const common = chain.commonAt(header.number, header.timestamp);
     const fork = evmFork(chain, common);
     if (!fork) return null;

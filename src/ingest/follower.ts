@@ -6,7 +6,15 @@ import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
 import { checkSchema } from '../chain/storedSpec.ts';
 import { metElsewhere } from '../core/caught.ts';
-import { describeForLog, LimitExceeded, Unavailable, UpstreamError, UserError } from '../core/errors.ts';
+import {
+  describeForLog,
+  LimitExceeded,
+  Unavailable,
+  UpstreamAnswerInvalid,
+  UpstreamError,
+  UserError,
+} from '../core/errors.ts';
+import type { LogLine } from '../core/log.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { checkStore } from '../store/lmdb/check.ts';
 import { openLmdbStore } from '../store/lmdb/index.ts';
@@ -15,7 +23,7 @@ import { allAttemptsMs, UpstreamClient, type UpstreamLimits } from '../upstream/
 import { NewHeadsDoorbell } from '../upstream/newHeads.ts';
 import { UPSTREAM_CHAIN_META } from '../upstream/open.ts';
 import { fetchUncleHeaders } from '../upstream/uncles.ts';
-import { blockFromRpc, headerFromRpc, VERIFICATION_FAILED } from '../upstream/verify.ts';
+import { blockFromRpc, headerFromRpc } from '../upstream/verify.ts';
 import { Importer } from './importer.ts';
 
 /**
@@ -76,7 +84,7 @@ export interface FollowStatus {
 export async function openFollow(
   datadir: string,
   config: FollowConfig,
-  log: (line: string) => void,
+  log: LogLine,
 ): Promise<{ store: ChainStore; follower: Follower }> {
   const store = await openLmdbStore(datadir);
   let client: UpstreamClient | null = null;
@@ -150,7 +158,7 @@ export class Follower {
     private readonly store: ChainStore,
     private readonly client: UpstreamClient,
     private readonly config: FollowConfig,
-    private readonly log: (line: string) => void,
+    private readonly log: LogLine,
   ) {
     this.forks = new Forks(config.genesis);
     this.rules = (number, timestamp) => this.forks.commonAt(number, timestamp);
@@ -162,7 +170,7 @@ export class Follower {
     store: ChainStore,
     client: UpstreamClient,
     config: FollowConfig,
-    log: (line: string) => void,
+    log: LogLine,
   ): Promise<Follower> {
     const importer = await Importer.open({
       store,
@@ -190,6 +198,7 @@ export class Follower {
         );
       this.log(
         `following: the upstream cannot be read (${(e as Error).message}); serving the blocks stored (head ${head.number}) and trying again`,
+        'warn',
       );
     }
   }
@@ -253,6 +262,7 @@ export class Follower {
           if (failures === 0)
             this.log(
               `following: the upstream cannot be read (trying again, logged once until it answers): ${(e as Error).message}`,
+              'warn',
             );
           failures++;
           await this.sleep(Math.min(MAX_RETRY_MS, this.config.pollMs * 2 ** Math.min(failures, 16)));
@@ -371,6 +381,7 @@ export class Follower {
     } catch (e) {
       this.log(
         `following: putting back the blocks unwound failed; the store ends at block ${this.importer.head?.number}: ${describeForLog(e)}`,
+        'warn',
       );
     }
   }
@@ -563,6 +574,7 @@ export class Follower {
     const why = e instanceof UserError || e instanceof Unavailable ? e.message : describeForLog(e);
     this.log(
       `following stopped: ${why}; the store keeps ${kept}, which are served; start again to follow on once the upstream serves the chain`,
+      'warn',
     );
   }
 }
@@ -576,8 +588,8 @@ const HEADER_TIMESTAMP = 11;
  * failed a check: a wrong block stays wrong.
  */
 function isTransient(e: unknown): boolean {
-  if (e instanceof Unavailable) return !e.message.startsWith(VERIFICATION_FAILED);
-  return e instanceof LimitExceeded || e instanceof UpstreamError;
+  if (e instanceof UpstreamAnswerInvalid) return false;
+  return e instanceof Unavailable || e instanceof LimitExceeded || e instanceof UpstreamError;
 }
 
 /** The leading blocks that extend `parent` one by one. */

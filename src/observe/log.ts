@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import type { LogLine } from '../core/log.ts';
 
 export type { Logger } from 'pino';
 
@@ -47,11 +48,11 @@ export function createLogger(
 
 /**
  * The app's `log(line)` callback (src/app.ts, the services, the follower) as pino lines: what they
- * write is for an operator, at info; a line that reports a failure is a warning.
+ * write is for an operator, at info, or at warn when the caller says the line reports a failure.
  */
-export function lineLogger(logger: Logger): (line: string) => void {
-  return (line) => {
-    if (/\b(error|fail|failed|failing|cannot|crash)/i.test(line)) logger.warn(line);
+export function lineLogger(logger: Logger): LogLine {
+  return (line, severity) => {
+    if (severity === 'warn') logger.warn(line);
     else logger.info(line);
   };
 }

@@ -2,6 +2,7 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { equalsBytes } from '@ethereumjs/util';
 import { afterSettled } from '../core/caught.ts';
 import { describeForLog } from '../core/errors.ts';
+import type { LogLine } from '../core/log.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 
 /** How often the store's head is read for blocks another process (an `import`) committed. */
@@ -34,7 +35,7 @@ export class ChainEvents {
 
   constructor(
     private readonly store: ChainStore,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: LogLine = () => {},
   ) {}
 
   /** Starts watching the head (the first read sets the starting point; nothing before it is announced). */
@@ -50,7 +51,8 @@ export class ChainEvents {
       if (this.failing) this.log('head poll recovered: new blocks are announced again');
       this.failing = false;
     } catch (e) {
-      if (!this.failing) this.log(`head poll failed (logged once until it recovers): ${describeForLog(e)}`);
+      if (!this.failing)
+        this.log(`head poll failed (logged once until it recovers): ${describeForLog(e)}`, 'warn');
       this.failing = true;
     }
   }
@@ -100,7 +102,7 @@ export class ChainEvents {
     try {
       listener(value);
     } catch (e) {
-      this.log(`a chain event listener failed: ${describeForLog(e)}`);
+      this.log(`a chain event listener failed: ${describeForLog(e)}`, 'warn');
     }
   }
 

@@ -3,6 +3,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
 import { describeForLog, TooManySubscriptions } from '../core/errors.ts';
+import type { LogLine } from '../core/log.ts';
 import type { Subscriber } from '../core/subscriber.ts';
 import { bytesKey, toHex } from '../primitives/hex.ts';
 import type { BlockRef } from '../store/types.ts';
@@ -61,20 +62,22 @@ export class SubscriptionService {
     private readonly chain: ChainReader,
     private readonly logService: LogService,
     private readonly maxPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: LogLine = () => {},
   ) {
     events.onBlock((block) => {
       if (this.heads.size === 0 && this.logs.size === 0) return;
       // A block that cannot be read (a damaged record) loses its notifications, not the later blocks'.
       this.delivered = this.delivered
         .then(() => this.deliverBlock(block))
-        .catch((e) => this.log(`notifications of block ${block.number} failed: ${describeForLog(e)}`));
+        .catch((e) =>
+          this.log(`notifications of block ${block.number} failed: ${describeForLog(e)}`, 'warn'),
+        );
     });
     events.onRemoved((block) => {
       if (this.logs.size === 0) return;
       this.delivered = this.delivered
         .then(() => this.deliverRemoved(block))
-        .catch((e) => this.log(`removed logs of block ${block.number} failed: ${describeForLog(e)}`));
+        .catch((e) => this.log(`removed logs of block ${block.number} failed: ${describeForLog(e)}`, 'warn'));
     });
     events.onPendingTransaction((tx) => this.deliverPending(tx));
   }
@@ -187,7 +190,7 @@ export class SubscriptionService {
     try {
       sub.subscriber.notify(sub.id, resultJson);
     } catch (e) {
-      this.log(`notification to subscription ${sub.id} failed: ${describeForLog(e)}`);
+      this.log(`notification to subscription ${sub.id} failed: ${describeForLog(e)}`, 'warn');
     }
   }
 

@@ -1,24 +1,24 @@
-import { Unavailable } from '../core/errors.ts';
+import { UpstreamAnswerInvalid } from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 
 /**
  * Reading an upstream node's JSON answer: every field read is checked for its type, hex form and
- * length, and any failure (a malformed field or a check that does not hold) is an `Unavailable`
+ * length, and any failure (a malformed field or a check that does not hold) is an `UpstreamAnswerInvalid`
  * whose message names what failed and both values. The client then gets -32002 and nothing is stored.
  */
 
-export const VERIFICATION_FAILED = 'upstream answer failed verification';
+const VERIFICATION_FAILED = 'upstream answer failed verification';
 
 /** What an answer is about ("block 5 (0x…)"), named in every failure; refined as fields are read. */
 export class Subject {
   constructor(public name: string) {}
 
-  fail(what: string): Unavailable {
-    return new Unavailable(`${VERIFICATION_FAILED}: ${this.name} ${what}`);
+  fail(what: string): UpstreamAnswerInvalid {
+    return new UpstreamAnswerInvalid(`${VERIFICATION_FAILED}: ${this.name} ${what}`);
   }
 
   /** `<check> <got> is not <whose> <want>`: a value computed or read against the one it must equal. */
-  mismatch(check: string, got: Shown, whose: string, want: Shown): Unavailable {
+  mismatch(check: string, got: Shown, whose: string, want: Shown): UpstreamAnswerInvalid {
     return this.fail(`${check} ${show(got)} is not ${whose} ${show(want)}`);
   }
 }
@@ -192,7 +192,7 @@ export function building<T>(subject: Subject, what: string, build: () => T): T {
   try {
     return build();
   } catch (e) {
-    if (e instanceof Unavailable) throw e;
+    if (e instanceof UpstreamAnswerInvalid) throw e;
     throw subject.fail(`${what} cannot be built: ${(e as Error).message}`);
   }
 }

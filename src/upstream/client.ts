@@ -1,4 +1,5 @@
 import { LimitExceeded, Unavailable, UpstreamError, UserError } from '../core/errors.ts';
+import type { LogLine } from '../core/log.ts';
 import { type Budget, currentBudget } from './budget.ts';
 import {
   RATE_LIMITED_CODE,
@@ -186,7 +187,7 @@ export class UpstreamClient implements UpstreamReader {
   constructor(
     urls: readonly string[],
     limits: Partial<UpstreamLimits> = {},
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: LogLine = () => {},
   ) {
     if (urls.length === 0) throw new UserError('upstream: no URL given');
     this.limits = checkLimits({ ...DEFAULT_UPSTREAM_LIMITS, ...limits });
@@ -526,7 +527,10 @@ export class UpstreamClient implements UpstreamReader {
       endpoint.downUntil = now + endpoint.cooldownMs;
       // Once per outage: the cooldowns that follow (doubling) would repeat it every few seconds.
       if (endpoint.healthy)
-        this.log(`upstream ${endpoint.label} failed (${reason}); set aside, tried again with growing pauses`);
+        this.log(
+          `upstream ${endpoint.label} failed (${reason}); set aside, tried again with growing pauses`,
+          'warn',
+        );
     }
     endpoint.healthy = false;
     return { kind: 'fault', reason };
@@ -547,7 +551,7 @@ export class UpstreamClient implements UpstreamReader {
     endpoint.lastRateLog = now;
     const after =
       limited.retryAfterSeconds === undefined ? '' : `, retry after ${limited.retryAfterSeconds} s`;
-    this.log(`upstream ${endpoint.label} rate limits us (${limited.reason}${after}); backing off`);
+    this.log(`upstream ${endpoint.label} rate limits us (${limited.reason}${after}); backing off`, 'warn');
   }
 }
 

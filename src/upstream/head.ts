@@ -1,4 +1,5 @@
 import { describeForLog, Unavailable } from '../core/errors.ts';
+import type { LogLine } from '../core/log.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { NewHeadsDoorbell } from './newHeads.ts';
 import { HEAD_META, type UpstreamHead, type UpstreamStore } from './store.ts';
@@ -33,7 +34,7 @@ export class HeadTracker {
   constructor(
     private readonly store: UpstreamStore,
     private readonly options: HeadOptions,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: LogLine = () => {},
   ) {}
 
   /** Looks once (failing the start if the upstream cannot answer), then keeps looking. */
@@ -83,7 +84,7 @@ export class HeadTracker {
     } catch (e) {
       this.problem = (e as Error).message;
       if (!this.failing)
-        this.log(`upstream head: cannot be read (logged once until it can): ${describeForLog(e)}`);
+        this.log(`upstream head: cannot be read (logged once until it can): ${describeForLog(e)}`, 'warn');
       this.failing = true;
     }
   }

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { caught } from '../core/caught.ts';
+import type { LogLine } from '../core/log.ts';
 import { redactUrl } from './client.ts';
 import { describeNetworkError } from './transports.ts';
 
@@ -25,7 +26,7 @@ export class NewHeadsDoorbell {
   constructor(
     private readonly url: string,
     private readonly ring: () => void,
-    private readonly log: (line: string) => void,
+    private readonly log: LogLine,
   ) {}
 
   start(): void {
@@ -73,6 +74,7 @@ export class NewHeadsDoorbell {
           // A node without subscriptions: polling alone follows its head.
           this.log(
             `upstream head: ${redactUrl(this.url)} refused newHeads (${String(message.error?.message)}); polling only`,
+            'warn',
           );
           this.stopped = true;
           socket.close();
@@ -91,6 +93,7 @@ export class NewHeadsDoorbell {
         this.warned = true;
         this.log(
           `upstream head: no newHeads subscription on ${redactUrl(this.url)} (${failure || reason.toString() || 'closed'}); polling until it is back`,
+          'warn',
         );
       }
       this.timer = setTimeout(() => this.open(), this.waitMs);

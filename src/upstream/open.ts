@@ -1,6 +1,7 @@
 import { type ChainSpec, makeCommon } from '../chain/genesis.ts';
 import { readStoredSpec, schemaRecord } from '../chain/storedSpec.ts';
 import { DomainError, UserError } from '../core/errors.ts';
+import type { LogLine } from '../core/log.ts';
 import { toHex } from '../primitives/hex.ts';
 import { openUpstreamCache } from '../store/lmdb/index.ts';
 import type { ChainStore, UpstreamDatadir } from '../store/types.ts';
@@ -62,23 +63,23 @@ export const UPSTREAM_CHAIN_META = 'upstream-chain';
 export async function openUpstreamSource(
   datadir: string,
   config: UpstreamConfig,
-  log: (line: string) => void,
+  log: LogLine,
   opts: { ask?: Ask } = {},
 ): Promise<UpstreamSource> {
   // What the client logs while starting (a URL set aside) is held: a refused start says it in its
   // one line, and a start that succeeds logs it then.
-  const held: string[] = [];
+  const held: Array<Parameters<LogLine>> = [];
   let holding = true;
-  const hold = (line: string): void => {
+  const hold: LogLine = (...line) => {
     if (holding) held.push(line);
-    else log(line);
+    else log(...line);
   };
   try {
     const source = await withUpstreamBudget(config.limits.budgetMs, () =>
       open(datadir, config, hold, opts.ask),
     );
     holding = false;
-    for (const line of held.splice(0)) log(line);
+    for (const line of held.splice(0)) log(...line);
     return source;
   } catch (e) {
     // The upstream's own refusals and faults are the operator's to act on, as a wrong flag is.
@@ -90,7 +91,7 @@ export async function openUpstreamSource(
 async function open(
   datadir: string,
   config: UpstreamConfig,
-  log: (line: string) => void,
+  log: LogLine,
   ask: Ask | undefined,
 ): Promise<UpstreamSource> {
   const client: UpstreamReader =

@@ -13,7 +13,6 @@
  * for, or a child's parentHash, must come from a trusted place), the header rules against the parent,
  * and what only execution gives (state root, gas used, requests hash).
  */
-export { VERIFICATION_FAILED } from './answer.ts';
 export { blockFromRpc } from './block.ts';
 export { type ForkRules, headerFromRpc } from './header.ts';
 export { accountFromProof } from './proof.ts';

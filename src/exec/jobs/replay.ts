@@ -4,7 +4,7 @@
 
 import type { ChainReader } from '../../chain/reader.ts';
 import type { TraceTypes } from '../../core/call.ts';
-import { NotFound } from '../../core/errors.ts';
+import { ChainRewound } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
 import type { Engine } from '../evmEngine.ts';
 import { type ReplayedTx, replayBlock } from '../replay.ts';
@@ -102,8 +102,7 @@ async function flatTraces(
 ): Promise<FlatBlockTraces> {
   const hash = toHex(blockHash);
   const number = await chain.store.getBlockNumber(blockHash);
-  if (number === null)
-    throw new NotFound(`block ${hash} not found: the chain was rewound while it was traced`);
+  if (number === null) throw ChainRewound.during(hash);
   const blockNumber = Number(number);
   // Genesis runs no transactions and pays no reward: nothing to trace, and nothing to replay on.
   if (number === 0n) return { blockHash: hash, blockNumber, txStart: [0], entries: [] };

@@ -28,6 +28,7 @@ import {
   reviveDomainError,
   serializeDomainError,
 } from '../../core/errors.ts';
+import type { LogLine } from '../../core/log.ts';
 import { workerEntryBeside } from '../../core/modules.ts';
 import type { AnswerMessage, BootData, FromWorker, RunMessage, SerializedError } from './protocol.ts';
 
@@ -70,7 +71,7 @@ export interface WorkerPoolOptions {
   /** Heap caps per worker: a runaway request then kills its worker (an internal error), not the process. */
   resourceLimits?: ResourceLimits;
   /** Where internal errors (handler bugs, crashes, workers that fail to start) are reported. */
-  log?: (line: string) => void;
+  log?: LogLine;
   /**
    * Answers what a worker asks of the main thread (WorkerContext.ask), in the async context of the
    * run() of the job that asks, so what the caller set up for the request (a budget) applies. The
@@ -161,7 +162,7 @@ export class WorkerPool {
   private readonly boot: BootData;
   private readonly scopes = new AsyncLocalStorage<Scope>();
   private readonly resourceLimits: ResourceLimits | undefined;
-  private readonly log: (line: string) => void;
+  private readonly log: LogLine;
   private readonly answer: ((payload: unknown) => Promise<unknown>) | undefined;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
@@ -491,7 +492,7 @@ export class WorkerPool {
       this.counters.crashes++;
       this.settle(job, this.internal(error, `worker crashed running '${job.kind}'`));
     } else {
-      this.log(`worker pool: an idle worker died: ${describe(error)}`);
+      this.log(`worker pool: an idle worker died: ${describe(error)}`, 'warn');
     }
     this.dispatch();
   }
@@ -583,7 +584,7 @@ export class WorkerPool {
 
   /** Logged here, with its cause; the caller gets an InternalError that says nothing more. */
   private internal(cause: unknown, context: string): InternalError {
-    this.log(`${context}: ${describe(cause)}`);
+    this.log(`${context}: ${describe(cause)}`, 'warn');
     return new InternalError('internal error', { cause });
   }
 }

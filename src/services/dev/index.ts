@@ -6,6 +6,7 @@ import type { DevAccount } from '../../chain/devChain.ts';
 import type { CallRequest } from '../../core/call.ts';
 import { afterSettled } from '../../core/caught.ts';
 import { InvalidArgument, RequestFailed } from '../../core/errors.ts';
+import type { LogLine } from '../../core/log.ts';
 import type { ChainWriter } from '../../ingest/chainWriter.ts';
 import { mineBlock } from '../../ingest/devMiner.ts';
 import { toHex } from '../../primitives/hex.ts';
@@ -56,13 +57,13 @@ export class DevService {
   constructor(
     private readonly writer: ChainWriter,
     accounts: readonly DevAccount[],
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: LogLine = () => {},
   ) {
     this.keys = new DevSigner(accounts);
     this.journal = new PoolJournal(writer.store);
     // The pool journaled by the last run goes back into the pool before any request is served.
     this.queue = this.restorePool().catch((e) =>
-      this.log(`pool journal not restored: ${(e as Error).message}`),
+      this.log(`pool journal not restored: ${(e as Error).message}`, 'warn'),
     );
   }
 
@@ -80,7 +81,7 @@ export class DevService {
     this.blockTime = seconds;
     this.ticker = setInterval(() => {
       this.serially(() => this.mineFromPool()).catch((e) =>
-        this.log(`mining failed: ${(e as Error).message}`),
+        this.log(`mining failed: ${(e as Error).message}`, 'warn'),
       );
     }, seconds * 1000);
   }
@@ -278,7 +279,7 @@ export class DevService {
         await this.mineBlock([next.tx]);
       } catch (e) {
         if (next.tx === sent) throw e;
-        this.log(`dropped pooled transaction ${toHex(next.tx.hash())}: ${(e as Error).message}`);
+        this.log(`dropped pooled transaction ${toHex(next.tx.hash())}: ${(e as Error).message}`, 'warn');
       }
     }
   }
@@ -292,7 +293,7 @@ export class DevService {
       await this.mineBlock(chosen.map((c) => c.tx));
     } catch (e) {
       // A transaction that became invalid while it waited: drop them all rather than stop mining.
-      this.log(`dropped ${chosen.length} pooled transactions: ${(e as Error).message}`);
+      this.log(`dropped ${chosen.length} pooled transactions: ${(e as Error).message}`, 'warn');
       await this.mineBlock([]);
     }
   }
@@ -315,7 +316,7 @@ export class DevService {
         this.pool.add(tx, await admit(tx, this.head()));
         restored++;
       } catch (e) {
-        this.log(`dropped a journaled transaction: ${(e as Error).message}`);
+        this.log(`dropped a journaled transaction: ${(e as Error).message}`, 'warn');
       }
     }
     this.pool.version++;
@@ -330,7 +331,7 @@ export class DevService {
    */
   private refusedWrite(e: unknown): unknown {
     if (!(e instanceof StoreWriteRefused)) return e;
-    if (!this.writeRefused) this.log(`new blocks cannot be stored: ${e.message}`);
+    if (!this.writeRefused) this.log(`new blocks cannot be stored: ${e.message}`, 'warn');
     this.writeRefused = true;
     return new RequestFailed(`the node cannot store new blocks now: ${e.reason}`);
   }

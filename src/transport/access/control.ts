@@ -1,3 +1,4 @@
+import type { LogLine } from '../../core/log.ts';
 import type { CallGate, CallInfo, Refusal } from '../../rpc/envelope.ts';
 import { LIMIT_EXCEEDED } from '../../rpc/errors.ts';
 import { subscriptionEventOf } from '../../rpc/subscriptionEvents.ts';
@@ -230,7 +231,7 @@ function round2(n: number): number {
 export function openAccessControl(
   keys: KeyRing,
   datadir: string,
-  log: (line: string) => void,
+  log: LogLine,
   observer?: KeyObserver,
   /** Shared by several processes (ledger.ts LeasingLedger); this process's alone by default. */
   ledger?: Ledger,

@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { caught } from '../../core/caught.ts';
+import type { LogLine } from '../../core/log.ts';
 import { codeLabel, OTHER } from '../../observe/metrics.ts';
 import { methodTable } from '../../rpc/methods/index.ts';
 
@@ -319,7 +320,7 @@ export class UsageLog {
     datadir: string,
     private readonly book: UsageBook,
     private readonly now: () => number = Date.now,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: LogLine = () => {},
   ) {
     this.dir = join(datadir, USAGE_DIR);
     this.tag = `${process.pid}-${this.now()}`;
@@ -359,7 +360,7 @@ export class UsageLog {
       this.snapshotChanges = this.book.changes;
     } catch (e) {
       // Usage is an account of the traffic, not a condition of serving it: a full disk is logged.
-      this.log(`usage not written to ${this.dir}: ${(e as Error).message}`);
+      this.log(`usage not written to ${this.dir}: ${(e as Error).message}`, 'warn');
     }
   }
 
