@@ -6,7 +6,6 @@ import { DEFAULT_LIMITS, type Limits } from './config/limits.ts';
 import { describeForLog, UserError } from './core/errors.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
-import { defaultEngine } from './exec/evmEngine.ts';
 import { InlineCallsClient } from './exec/inline.ts';
 import { PrefetchingClient } from './exec/prefetch.ts';
 import { type Logger, lineLogger, RequestLine } from './observe/log.ts';
@@ -168,8 +167,7 @@ export async function buildApp(
   });
   // Upstream mode: each job's state is read ahead in a few round trips before a worker runs it.
   // Otherwise eth_call and eth_estimateGas run on this thread first, within a small budget.
-  const inline =
-    !upstream && defaultEngine() === 'evm' ? new InlineCallsClient(pool, chain, limits.calls) : null;
+  const inline = upstream ? null : new InlineCallsClient(pool, chain, limits.calls);
   const execution: ExecutionClient = upstream
     ? new PrefetchingClient(pool, upstream.prefetch)
     : (inline ?? pool);
