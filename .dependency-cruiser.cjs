@@ -74,6 +74,14 @@ module.exports = {
       to: { path: '^src/transport/access/', pathNot: '^src/transport/access/(settings|usage)\\.ts$' },
     },
     {
+      name: 'no-ethereumjs-evm-in-src',
+      comment:
+        'src/ runs the EVM of src/evm only: @ethereumjs/vm and @ethereumjs/evm are devDependencies, the oracle of the differential tests (test/support/ethereumjsOracle/)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: 'node_modules/@ethereumjs/(vm|evm)/' },
+    },
+    {
       name: 'no-circular',
       comment: 'a cycle (type-only imports included) ties modules that should change apart',
       severity: 'error',

@@ -5,7 +5,9 @@
 //   trace_callMany  the block's first 10 transactions as calls on the parent, `trace`
 // each on src/evm with the reads of the block kept between jobs (src/exec/evmEngine.ts BlockReads:
 // what a stream of requests on one block sees), on src/evm with them dropped before every job (a
-// block seen for the first time), and on @ethereumjs/vm (ETHTRACE_EVM=ethereumjs's path). anvil's
+// block seen for the first time), and on @ethereumjs/vm as the tests' oracle runs it
+// (test/support/ethereumjsOracle: the path src/evm replaced, without the run-time patches it had
+// in src/, so slower than that path was). anvil's
 // row is its server's CPU per answer over HTTP, its whole cost, for scale: ours over HTTP, with the
 // worker hop, is bench:mixed's eth_call row.
 // Run: npm run bench:call-job   (BENCH_JOBS=N jobs per cell, default 2000)
@@ -13,11 +15,12 @@
 import { ChainReader } from '../src/chain/reader.ts';
 import { readStoredSpec } from '../src/chain/storedSpec.ts';
 import { DEFAULT_LIMITS } from '../src/config/limits.ts';
-import { BlockReads, type Engine } from '../src/exec/evmEngine.ts';
+import { BlockReads } from '../src/exec/evmEngine.ts';
 import { runCallMany } from '../src/exec/jobs/callMany.ts';
 import { callJobs } from '../src/exec/jobs/calls.ts';
 import { openLmdbStore } from '../src/store/lmdb/index.ts';
 import { tempDir } from '../test/support/cli.ts';
+import { oracleCallJobs, oracleRunCallMany } from '../test/support/ethereumjsOracle/index.ts';
 import { bigBlockChain } from './lib/bigBlock.ts';
 import { childPid, cpuSeconds } from './lib/process.ts';
 import { machineLine, post, progressLog, rpcBody } from './lib/rpc.ts';
@@ -64,18 +67,19 @@ try {
   const traced = calls.map((call) => ({ call, types: { trace: true, stateDiff: false, vmTrace: false } }));
   const rows: Array<[string, number | null, number | null, number | null]> = [];
   const limits = DEFAULT_LIMITS.calls;
-  const jobsOf = (engine: Engine) => ({
-    call: () => callJobs(chain, limits, engine).call({ blockHash: parentHash, call: first, overrides: {} }),
-    callMany: () =>
-      runCallMany(chain, limits, { blockHash: parentHash, calls: traced, single: false }, engine),
-  });
-  const evm = jobsOf('evm');
-  const ejs = jobsOf('ethereumjs');
+  const evm = {
+    call: () => callJobs(chain, limits).call({ blockHash: parentHash, call: first, overrides: {} }),
+    callMany: () => runCallMany(chain, limits, { blockHash: parentHash, calls: traced, single: false }),
+  };
+  const ejs = {
+    call: () => oracleCallJobs(chain, limits).call({ blockHash: parentHash, call: first, overrides: {} }),
+    callMany: () => oracleRunCallMany(chain, limits, { blockHash: parentHash, calls: traced, single: false }),
+  };
   for (const [name, kind] of [
     ['eth_call', 'call'],
     ['trace_callMany (10 calls)', 'callMany'],
   ] as const) {
-    log(`${name}: src/evm, ethereumjs`);
+    log(`${name}: src/evm, the ethereumjs oracle`);
     const kept = await cpuPerJob(evm[kind]);
     const cold = await cpuPerJob(evm[kind], () => BlockReads.clear());
     const old = await cpuPerJob(ejs[kind]);
@@ -118,7 +122,7 @@ try {
   const cell = (v: number | null) => (v === null ? '—' : v.toFixed(0)).padStart(12);
   console.log(`\n${machineLine()}; ${JOBS} jobs per cell; CPU µs per job`);
   console.log(
-    `${'job'.padEnd(28)}${'evm kept'.padStart(12)}${'evm cold'.padStart(12)}${'ethereumjs'.padStart(12)}${'anvil HTTP'.padStart(12)}`,
+    `${'job'.padEnd(28)}${'evm kept'.padStart(12)}${'evm cold'.padStart(12)}${'ejs oracle'.padStart(12)}${'anvil HTTP'.padStart(12)}`,
   );
   for (const [name, kept, cold, old] of rows) {
     console.log(

@@ -1,5 +1,5 @@
-// The EVM of src/evm side by side, in one run, with today's engine (@ethereumjs/vm with the run-time
-// speed-ups of src/exec/evmSpeedups.ts, as the workers run it) and with anvil (revm):
+// The EVM of src/evm side by side, in one run, with the engine it replaced (@ethereumjs/vm, stock:
+// the run-time speed-ups the service once patched into it are gone with it) and with anvil (revm):
 //   loop     a counter loop (JUMPDEST PUSH ADD DUP GT JUMPI), 1M iterations, 29 Mgas
 //   mix      a loop of MSTORE, MLOAD, MUL, XOR, KECCAK256 of 64 bytes, SHR: 200k iterations, 26 Mgas
 //   erc20    transfers of bench/contracts/Mainnet.sol's Token, one transaction each, 1,000 senders
@@ -14,7 +14,6 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createBlock } from '@ethereumjs/block';
 import { Common, Hardfork, Mainnet } from '@ethereumjs/common';
-import type { EVM } from '@ethereumjs/evm';
 import { createMPT } from '@ethereumjs/mpt';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createLegacyTx, type LegacyTx } from '@ethereumjs/tx';
@@ -31,7 +30,6 @@ import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } fro
 import { applyTransaction, type Transaction } from '../src/evm/transaction.ts';
 import { trieRoot } from '../src/evm/trie.ts';
 import { addressBytes, bytesToBigint } from '../src/evm/words.ts';
-import { fastOpcodes, patchInterpreter } from '../src/exec/evmSpeedups.ts';
 import { keccak256 } from '../src/primitives/keccak.ts';
 import { startAnvil } from '../test/support/anvil.ts';
 import { childPid, cpuSeconds, ROOT } from './lib/process.ts';
@@ -157,12 +155,10 @@ function common(): Common {
 }
 
 async function ejsVm(genesis: Genesis): Promise<VM> {
-  await patchInterpreter();
   const vm = await createVM({
     common: common(),
     stateManager: new MerkleStateManager({ caches: new Caches() }),
   });
-  fastOpcodes(vm.evm as EVM);
   const sm = vm.stateManager;
   const addresses = new Set([...genesis.code.keys(), ...genesis.balance.keys()]);
   for (const a of addresses) {

@@ -10,15 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readChainSpec } from '../src/chain/genesis.ts';
-import type { EngineName } from '../src/ingest/engines.ts';
 import { importChain } from '../src/ingest/importer.ts';
 import { openLmdbStore } from '../src/store/lmdb/index.ts';
+import { type ImportEngine, importEngine } from '../test/support/ethereumjsOracle/importEngine.ts';
 import { exportChain } from '../test/support/exportChain.ts';
 import { buildMainnetChain } from './lib/mainnetBlocks.ts';
 
 const CONFORMANCE = resolve(import.meta.dirname, '..', '..', 'shared', 'conformance', 'execution-apis');
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-const ENGINES: EngineName[] = ['evm', 'ethereumjs'];
+const ENGINES: ImportEngine[] = ['evm', 'ethereumjs'];
 
 const MAINNET_BLOCKS = Number(process.env.BENCH_MAINNET_BLOCKS ?? 2);
 
@@ -30,7 +30,7 @@ async function bench(
 ): Promise<void> {
   console.log(`== ${title}`);
   const spec = readChainSpec(genesisPath);
-  const rows = new Map<EngineName, Array<{ mgas: number; cpuMgas: number }>>(ENGINES.map((e) => [e, []]));
+  const rows = new Map<ImportEngine, Array<{ mgas: number; cpuMgas: number }>>(ENGINES.map((e) => [e, []]));
   // One warm-up import per engine (JIT), not counted.
   for (let run = -1; run < RUNS; run++) {
     for (const engine of ENGINES) {
@@ -38,7 +38,13 @@ async function bench(
       const store = await openLmdbStore(datadir);
       try {
         const cpu = process.cpuUsage();
-        const s = await importChain({ store, spec, files: [file], verifyStateRoot, engine });
+        const s = await importChain({
+          store,
+          spec,
+          files: [file],
+          verifyStateRoot,
+          engine: importEngine(engine),
+        });
         const used = process.cpuUsage(cpu);
         const cpuSeconds = (used.user + used.system) / 1e6;
         const mgas = Number(s.gasUsed) / 1e6;

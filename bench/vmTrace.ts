@@ -1,5 +1,6 @@
 // CPU of a vmTrace replay (trace_replayBlockTransactions ["vmTrace"], and ["trace","vmTrace"]) of a
-// mainnet-like block, on src/evm and on the old @ethereumjs path, in-process (issue 20).
+// mainnet-like block, on src/evm and on the old @ethereumjs path (test/support/ethereumjsOracle, stock: without the
+// run-time patches it had in src/), in-process (issue 20).
 // Run: npm run bench:vmtrace
 // env: BENCH_TXS (transactions in the block, default 200), BENCH_RUNS (replays measured per case and
 //      engine, default 5, after one warm-up), BENCH_PROFILE_EVM=1 (src/evm only, answers unchecked:
@@ -9,12 +10,12 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readChainSpec } from '../src/chain/genesis.ts';
 import type { TraceTypes } from '../src/core/call.ts';
-import type { Engine } from '../src/exec/evmEngine.ts';
 import { replayJobs } from '../src/exec/jobs/replay.ts';
 import { importChain } from '../src/ingest/importer.ts';
 import { openLmdbStore } from '../src/store/lmdb/index.ts';
 import { tempDir } from '../test/support/cli.ts';
 import { openEngineChain } from '../test/support/engineDiff.ts';
+import { oracleReplayJobs } from '../test/support/ethereumjsOracle/index.ts';
 import { exportChain } from '../test/support/exportChain.ts';
 import { buildMainnetChain } from './lib/mainnetBlocks.ts';
 
@@ -54,10 +55,10 @@ try {
       ['["trace","vmTrace"]', { trace: true, stateDiff: false, vmTrace: true }],
     ];
     for (const [label, types] of cases) {
-      const cpu: Record<Engine, number> = { evm: 0, ethereumjs: 0 };
-      const answers: Partial<Record<Engine, string>> = {};
+      const cpu: Record<'evm' | 'ethereumjs', number> = { evm: 0, ethereumjs: 0 };
+      const answers: Partial<Record<'evm' | 'ethereumjs', string>> = {};
       for (const engine of EVM_ONLY ? (['evm'] as const) : (['ethereumjs', 'evm'] as const)) {
-        const jobs = replayJobs(chain.chain, engine);
+        const jobs = engine === 'evm' ? replayJobs(chain.chain) : oracleReplayJobs(chain.chain);
         const run = async () =>
           (await jobs.replayBlock({ blockHash: head.hash, types })).map((b) => Buffer.from(b).toString());
         answers[engine] = (await run()).join('\n');

@@ -8,7 +8,6 @@ import { describeForLog, UserError } from './core/errors.ts';
 import type { LogLine } from './core/log.ts';
 import { RawJson } from './core/rawJson.ts';
 import { type ExecutionClient, PoolExecutionClient } from './exec/client.ts';
-import { defaultEngine } from './exec/evmEngine.ts';
 import { InlineCallsClient } from './exec/inline.ts';
 import { PrefetchingClient } from './exec/prefetch.ts';
 import { type Logger, lineLogger, RequestLine } from './observe/log.ts';
@@ -164,7 +163,9 @@ export async function buildApp(config: AppConfig, deps: AppDeps): Promise<App> {
   const log = deps.log ?? (logger ? lineLogger(logger) : (line: string) => process.stderr.write(`${line}\n`));
   const metrics = deps.metrics ?? new Metrics();
   // Failures caught below (core/caught.ts) are logged here, as warnings.
-  const stopCaughtLines = onCaught((site, line) => (logger ? logger.warn({ site }, line) : log(line, 'warn')));
+  const stopCaughtLines = onCaught((site, line) =>
+    logger ? logger.warn({ site }, line) : log(line, 'warn'),
+  );
   const upstream = deps.upstream;
   const { execution, inline } = executionOf(config.limits, deps, chain, log);
   const events = new ChainEvents(deps.store, log);
@@ -282,8 +283,7 @@ function executionOf(
   });
   // Upstream mode: each job's state is read ahead in a few round trips before a worker runs it.
   // Otherwise eth_call and eth_estimateGas run on this thread first, within a small budget.
-  const inline =
-    !upstream && defaultEngine() === 'evm' ? new InlineCallsClient(pool, chain, limits.calls) : null;
+  const inline = upstream ? null : new InlineCallsClient(pool, chain, limits.calls);
   const execution: ExecutionClient = upstream
     ? new PrefetchingClient(pool, upstream.prefetch)
     : (inline ?? pool);

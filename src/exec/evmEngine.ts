@@ -3,6 +3,7 @@ import type { Common } from '@ethereumjs/common';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
 import type { ChainReader } from '../chain/reader.ts';
+import { RequestFailed } from '../core/errors.ts';
 import type { BlockEnv } from '../evm/env.ts';
 import { type AccountRecord, EMPTY_CODE_HASH, equalBytes, type StateReader } from '../evm/state.ts';
 import type { Transaction } from '../evm/transaction.ts';
@@ -12,29 +13,17 @@ import { StoreInconsistentError } from '../store/errors.ts';
 import type { SyncStateReads } from '../store/types.ts';
 import { type EvmFork, EvmForks } from './evmRules.ts';
 
-// What the execution paths need to run on the EVM of src/evm: which engine runs them, a synchronous
-// reader of the flat state, the fork's rules, and blocks and transactions in the EVM's terms.
-
-/** The EVM an execution path runs on: src/evm (`evm`) or @ethereumjs/vm (`ethereumjs`). */
-export type Engine = 'evm' | 'ethereumjs';
-
-let engine: Engine | null = null;
-
-/**
- * The engine the paths that have moved to src/evm run on, read once per process (and so per worker
- * thread, which inherits the environment) from ETHTRACE_EVM. The differential tests
- * (test/exec/evmEngine.test.ts) run both side by side on the same chains.
- */
-export function defaultEngine(): Engine {
-  if (engine === null) engine = process.env.ETHTRACE_EVM === 'ethereumjs' ? 'ethereumjs' : 'evm';
-  return engine;
-}
+// What the execution paths need to run on the EVM of src/evm: a synchronous reader of the flat
+// state, the fork's rules, and blocks and transactions in the EVM's terms.
 
 /** A chain's forks as the EVM's rules, one table per chain spec. */
 const forksBySpec = new WeakMap<object, EvmForks>();
 
-/** The EVM's rules for a block of this chain; null for a fork src/evm has no row for. */
-export function evmFork(chain: ChainReader, common: Common): EvmFork | null {
+/**
+ * The EVM's rules for a block of this chain. Every fork a chain spec can name has a row; one
+ * without is refused (RequestFailed), as nothing else here could run it.
+ */
+export function evmFork(chain: ChainReader, common: Common): EvmFork {
   let forks = forksBySpec.get(chain.spec);
   if (!forks) {
     forks = new EvmForks(chain.spec);
@@ -42,8 +31,8 @@ export function evmFork(chain: ChainReader, common: Common): EvmFork | null {
   }
   try {
     return forks.of(common);
-  } catch {
-    return null;
+  } catch (e) {
+    throw new RequestFailed(e instanceof Error ? e.message : String(e));
   }
 }
 
@@ -101,7 +90,7 @@ const MAX_CODE_BYTES = 32 * 1024 * 1024;
 /**
  * The state after block `number`, read synchronously from the flat history. The history keeps no
  * storage roots, so whether an account has storage is unknown (see AccountRecord.hasStorage): its
- * slots are read, and EIP-7610 is not enforced for it, as the ethereumjs path never did. `kept`
+ * slots are read, and EIP-7610 is not enforced for it (nor did the ethereumjs path this replaced). `kept`
  * shares what is read with later readers of the same block (BlockReads).
  */
 export class FlatStateReader implements StateReader {

@@ -12,7 +12,7 @@ import { bytesToBigint } from '../evm/words.ts';
 import { blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
 import { isDaoForkBlock } from './evmRules.ts';
 import { evmStateAt, untilComplete, WrittenSlots } from './fetchingState.ts';
-import type { StateAccess } from './session.ts';
+import type { StateAccess } from './sessionTypes.ts';
 import { type ConflictBoard, PartConflict } from './speculation.ts';
 import {
   AccessRecorder,
@@ -49,8 +49,8 @@ const HISTORY_SERVE_WINDOW = 8191n;
 
 /**
  * A block's transactions replayed on the EVM of src/evm, traced as `types` asks: what
- * `replayBlock` (src/exec/replay.ts) answers on ethereumjs, byte for byte. Null when this EVM cannot
- * run it yet: a store without state reads for it, or a fork without a rule row. A `part` runs only
+ * the ethereumjs path's `replayBlock` answered (now the tests' oracle,
+ * test/support/ethereumjsOracle/replay.ts), byte for byte. A `part` runs only
  * some transactions (a speculative part: src/exec/replay.ts ReplayPart), noting what each read and
  * changed. In upstream mode a transaction that reaches state not fetched yet runs again once it is
  * (src/exec/fetchingState.ts).
@@ -61,13 +61,11 @@ export async function replayOnEvm(
   types: TraceTypes,
   part?: { indices: readonly number[]; board?: ConflictBoard },
   extra?: EvmTracerFactory,
-): Promise<{ txs: EvmReplayedTx[]; access: StateAccess[] } | null> {
+): Promise<{ txs: EvmReplayedTx[]; access: StateAccess[] }> {
   const header = block.header;
   const common = chain.commonAt(header.number, header.timestamp);
   const fork = evmFork(chain, common);
-  if (!fork) return null;
   const state = evmStateAt(chain.store, { number: header.number - 1n, hash: header.parentHash }, fork);
-  if (!state) return null;
   const { rules, precompiles } = fork;
   const { reader, fetching } = state;
   const world = new WorldState(reader);

@@ -22,10 +22,10 @@ import {
 } from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
 import { CallValidationError } from './callValidation.ts';
+import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './environment.ts';
 import { BlockReads, blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
 import type { EvmFork } from './evmRules.ts';
 import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
-import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './machine.ts';
 import { callMessage, checkGethFees } from './message.ts';
 import {
   type CallFailure,
@@ -34,7 +34,7 @@ import {
   type OpListener,
   type SimulatedCall,
   type StateAccess,
-} from './session.ts';
+} from './sessionTypes.ts';
 import {
   AccessRecorder,
   adaptTracer,
@@ -43,7 +43,7 @@ import {
   StateDiffRecorder,
 } from './tracing/evmAdapter.ts';
 import { EvmVmTracer } from './tracing/evmVmTrace.ts';
-import type { ExecutionTracer } from './tracing/hooks.ts';
+import type { ExecutionTracer } from './tracing/frames.ts';
 import { ParityCallTracer } from './tracing/parity.ts';
 import { buildStateDiff } from './tracing/stateDiff.ts';
 import {
@@ -66,7 +66,8 @@ export type CallTracerMaker = (world: WorldState, rules: ForkRules) => EvmTracer
 /**
  * trace_call / trace_callMany / trace_rawTransaction on the EVM of src/evm: calls simulated in order
  * on the state after one block, with Reth's pure simulation (no fees, no nonce check; the sender's
- * nonce moves), answering what `CallSession` (src/exec/session.ts) answers on ethereumjs. The call is
+ * nonce moves), answering what the ethereumjs path's `CallSession` answered (now the tests' oracle,
+ * test/support/ethereumjsOracle/session.ts). The call is
  * checked, and built as a transaction, by the same code as there, so a call refused is refused in the
  * same words; only the execution differs.
  */
@@ -100,11 +101,7 @@ export class EvmCallSession {
   /** The fork's ethereumjs rules, which build the call's transaction (its checks and words). */
   private readonly common: Common;
 
-  /**
-   * A session on the state after the block `blockHash` names, or null when src/evm cannot serve the
-   * request (the caller uses CallSession): a store without state reads for it, or a fork without a
-   * rule row.
-   */
+  /** A session on the state after the block `blockHash` names. */
   static async openAt(
     chain: ChainReader,
     blockHash: Uint8Array,
@@ -115,16 +112,15 @@ export class EvmCallSession {
       /** Stop the geth-dialect calls past this performance.now() time (src/exec/watchdog.ts). */
       deadline?: number;
     },
-  ): Promise<EvmCallSession | null> {
+  ): Promise<EvmCallSession> {
     const env = opts.blockOverrides;
-    if (!(chain.store.syncReads || chain.store.fetchedReads)) return null;
     const header = await chain.header(blockHash);
     if (!header) throw ChainRewound.during();
     const common = chain.commonAt(header.number, header.timestamp);
     const fork = evmFork(chain, common);
-    if (!fork) return null;
-    // Block overrides are checked and applied by the code CallSession uses (the same refusals in the
-    // same words); the block it builds is the environment's source.
+    // Block overrides are checked and applied by building ethereumjs's block with them
+    // (src/exec/environment.ts: its refusals in its words); the block it builds is the
+    // environment's source.
     let envHeader = header;
     let overriddenBlock: Block | null = null;
     if (env) {
@@ -146,7 +142,6 @@ export class EvmCallSession {
       fork,
       BlockReads.of(chain.store, blockHash),
     );
-    if (!state) return null;
     const { reader, fetching } = state;
     const world = new WorldState(reader);
     const environment = blockEnv(envHeader, fork.chainId, state.hashes);

@@ -80,7 +80,7 @@ export class FetchingStateReader implements StateReader {
     let code = this.codes.get(key);
     if (code === undefined) {
       // Code is fetched with its account; a code the upstream did not give reads as none, as on the
-      // ethereumjs path (src/exec/overlayState.ts stateAtBlock).
+      // ethereumjs path did (now the tests' oracle: test/support/ethereumjsOracle/overlayState.ts).
       code = this.source.code(codeHash) ?? EMPTY;
       this.codes.set(key, code);
     }
@@ -203,7 +203,7 @@ export class WrittenSlots {
 /**
  * The state after block `at` for the EVM: the flat history where the store reads synchronously,
  * else the upstream cache (a FetchingStateReader); with it the canonical hashes BLOCKHASH reads.
- * Null when the store offers neither. `kept`: the flat reads are shared with later readers of the
+ * A store that offers neither cannot be executed on (every store here offers one). `kept`: the flat reads are shared with later readers of the
  * block (src/exec/evmEngine.ts BlockReads).
  */
 export function evmStateAt(
@@ -215,7 +215,7 @@ export function evmStateAt(
   reader: StateReader;
   hashes: Pick<SyncStateReads, 'canonicalHash'>;
   fetching: FetchingStateReader | null;
-} | null {
+} {
   if (store.syncReads) {
     return {
       reader: new FlatStateReader(store.syncReads, at.number, kept),
@@ -228,7 +228,7 @@ export function evmStateAt(
     const reader = new FetchingStateReader(store, store.fetchedReads, at, precompiles);
     return { reader, hashes: reader, fetching: reader };
   }
-  return null;
+  throw new Error('the store offers no state reads the EVM can run on');
 }
 
 /**

@@ -8,7 +8,6 @@ import { bytesKey } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { JobKind, JobPayload, JobResult } from './api.ts';
 import { type ExecutionClient, type RunOptions, WrappingClient } from './client.ts';
-import { defaultEngine } from './evmEngine.ts';
 
 /** Accounts every run on a block's rules reads, whatever it runs (read ahead with the rest). */
 export type AlsoRead = (common: Common) => readonly Uint8Array[];
@@ -70,8 +69,8 @@ export class PrefetchingClient extends WrappingClient {
   constructor(
     inner: ExecutionClient,
     private readonly prefetcher: Prefetcher,
-    /** What the engine the jobs run on reads besides what the calls touch (the ethereumjs path: nothing). */
-    private readonly alsoRead: AlsoRead | undefined = defaultEngine() === 'evm' ? evmAlsoRead : undefined,
+    /** What the EVM the jobs run on reads besides what the calls touch. */
+    private readonly alsoRead: AlsoRead = evmAlsoRead,
   ) {
     super(inner);
   }

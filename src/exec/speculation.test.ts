@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accessKeys } from './overlayState.ts';
-import type { StateAccess } from './session.ts';
+import type { StateAccess } from './sessionTypes.ts';
 import {
   ConflictBoard,
   type PartResult,
@@ -11,8 +10,9 @@ import {
   speculate,
   validPrefix,
 } from './speculation.ts';
+import { accessKeys } from './stateAccess.ts';
 
-// Account keys are unprefixed 40-digit hex addresses (see accessKeys in overlayState.ts).
+// Account keys are unprefixed 40-digit hex addresses (see accessKeys in stateAccess.ts).
 const ALICE = 'a1'.repeat(20);
 const BOB = 'b0'.repeat(20);
 const TOKEN = 'c0'.repeat(20);

@@ -1,5 +1,5 @@
-import { accessKeys } from './overlayState.ts';
-import type { StateAccess } from './session.ts';
+import type { StateAccess } from './sessionTypes.ts';
+import { accessKeys } from './stateAccess.ts';
 
 // Speculative parallel execution of a long trace_callMany or block replay (the idea of Block-STM, without its
 // re-execution scheduler). The calls are split into parts by sender, since a sender's calls always

@@ -4,7 +4,7 @@ import { type Address, bigIntToUnpaddedBytes } from '@ethereumjs/util';
 import type { CallRequest } from '../core/call.ts';
 import { toHex } from '../primitives/hex.ts';
 import { CallValidationError } from './callValidation.ts';
-import { NO_EXTRA_PARAMS } from './machine.ts';
+import { NO_EXTRA_PARAMS } from './environment.ts';
 
 // A simulated call as the transaction ethereumjs runs: its type, its price, its gas floor.
 

@@ -8,7 +8,7 @@ import { UserError } from '../core/errors.ts';
 import { type EvmFork, EvmForks } from '../exec/evmRules.ts';
 import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, BlockWrite, ChainStore } from '../store/types.ts';
-import { type Engine, type EngineName, type HeadStateView, openEngine } from './engines.ts';
+import { type Engine, type EngineOpener, type HeadStateView, openEvmEngine } from './engines.ts';
 import type { ExecutedBlock } from './evmExecution.ts';
 
 // Header field positions in the consensus encoding, needed before a header can be decoded (the
@@ -46,9 +46,6 @@ export class ChainWriter {
     private head: { ref: BlockRef; header: BlockHeader } | null,
   ) {}
 
-  /** The engine executing the block under way (see execute), and the one blocks fall back to. */
-  private running: Engine | null = null;
-  private fallback: Engine | null = null;
   /** Blocks committed, not stored yet (see groupCommits). */
   private queued: BlockWrite[] = [];
   private queuedAt = 0;
@@ -56,19 +53,20 @@ export class ChainWriter {
   private groupBlocks = GROUP_BLOCKS;
 
   /**
-   * A writer at the store's head; the store must hold no chain or the chain `spec` makes. `engine`:
-   * what executes blocks (src/ingest/engines.ts), the EVM of src/evm unless told otherwise.
+   * A writer at the store's head; the store must hold no chain or the chain `spec` makes.
+   * `openEngine`: what executes blocks (src/ingest/engines.ts), the EVM of src/evm unless a test
+   * passes its oracle.
    */
   static async open(
     store: ChainStore,
     spec: ChainSpec,
-    engineName: EngineName = 'evm',
+    openEngine: EngineOpener = openEvmEngine,
   ): Promise<ChainWriter> {
     const common = makeCommon(spec);
     // The dev chain's checks ask the writer's Common for block parameters (the next blob gas price),
     // which ethereumjs's VM used to add to it.
     common.updateParams(paramsBlock);
-    const engine = await openEngine(engineName, store, spec, common);
+    const engine = await openEngine(store, spec, common);
     await checkSameChain(store, spec);
     const headRef = await store.getHead();
     let head: ChainWriter['head'] = null;
@@ -144,20 +142,7 @@ export class ChainWriter {
    * or calls `discard`.
    */
   async execute(block: Block): Promise<BlockResult> {
-    if (this.engine.executes(block, this.common)) {
-      this.running = this.engine;
-      return this.engine.execute(block, this.common);
-    }
-    // A block the engine does not execute (the DAO fork's, on the EVM's) runs on ethereumjs's
-    // runBlock, on the state the store holds.
-    await this.flush();
-    const head = this.head;
-    const root = head && (await this.store.getStateRoot(head.ref.hash));
-    if (!head || !root) throw new Error(`the store is missing the state root of its head`);
-    this.fallback ??= await openEngine('ethereumjs', this.store, this.spec, this.common);
-    await this.fallback.setRoot(root, head.ref);
-    this.running = this.fallback;
-    return this.fallback.execute(block, this.common);
+    return this.engine.execute(block, this.common);
   }
 
   /** Drops what a block that will not be stored wrote, and puts the state back on the head. */
@@ -165,8 +150,7 @@ export class ChainWriter {
     // The blocks before it were valid: they are stored first, so the head state is the store's.
     await this.flush();
     const root = this.head && (await this.store.getStateRoot(this.head.ref.hash));
-    await (this.running ?? this.engine).discard(root);
-    this.running = null;
+    await this.engine.discard(root);
   }
 
   /**
@@ -205,9 +189,7 @@ export class ChainWriter {
     meta?: Array<[string, Uint8Array]>,
   ): Promise<void> {
     const hash = block.hash();
-    const engine = this.running ?? this.engine;
-    this.running = null;
-    const state = await engine.takeWrite({ number: block.header.number, hash });
+    const state = await this.engine.takeWrite({ number: block.header.number, hash });
     const write: BlockWrite = {
       number: block.header.number,
       hash,
@@ -223,12 +205,6 @@ export class ChainWriter {
     if (this.queued.length === 0) this.queuedAt = performance.now();
     this.queued.push(write);
     this.head = { ref: { number: block.header.number, hash }, header: block.header };
-    if (engine !== this.engine) {
-      // The engine goes on from the state the other one stored.
-      await this.flush();
-      await this.engine.setRoot(stateRoot, this.head.ref);
-      return;
-    }
     if (
       !this.grouping ||
       meta !== undefined ||

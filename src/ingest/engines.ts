@@ -1,9 +1,6 @@
 import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
-import { Account, Address, bytesToBigInt, KECCAK256_NULL } from '@ethereumjs/util';
-import { createVM, runBlock, type VM } from '@ethereumjs/vm';
-import { canonicalBlockHashes } from '../chain/blockHashes.ts';
+import { Account, type Address, bytesToBigInt, KECCAK256_NULL } from '@ethereumjs/util';
 import type { ChainSpec } from '../chain/genesis.ts';
 import type { AccountChange } from '../evm/state.ts';
 import { EvmForks, isDaoForkBlock } from '../exec/evmRules.ts';
@@ -18,16 +15,15 @@ import {
   HeadState,
   type StateWrite,
 } from './evmExecution.ts';
-import { RecordingStateManager } from './recordingState.ts';
-import { BufferedTrieDb } from './trieDb.ts';
 
 /**
- * What executes a datadir's blocks and keeps the state after its head (ChainWriter's part that
- * differs by EVM): `evm`, the EVM of src/evm on tries of our own (src/ingest/evmExecution.ts), the
- * default; `ethereumjs`, @ethereumjs/vm's runBlock on its MerkleStateManager, kept as the oracle that
+ * Opens what executes a datadir's blocks and keeps the state after its head (ChainWriter's part
+ * that could differ by EVM): `openEvmEngine`, the EVM of src/evm on tries of our own
+ * (src/ingest/evmExecution.ts), is the one the service runs. The tests open @ethereumjs/vm's runBlock
+ * the same way (test/support/ethereumjsOracle/importEngine.ts), the oracle
  * test/ingest/evmImport.test.ts compares every stored table with.
  */
-export type EngineName = 'evm' | 'ethereumjs';
+export type EngineOpener = (store: ChainStore, spec: ChainSpec, common: Common) => Promise<Engine>;
 
 /** The head state as the dev chain reads and sets it (admission checks, anvil_set*). */
 export interface HeadStateView {
@@ -44,8 +40,6 @@ export interface Engine {
   setRoot(root: Uint8Array, head: { number: bigint; hash: Uint8Array } | null): Promise<void>;
   /** The spec's alloc as the head state (an empty store); its state root. */
   genesisState(spec: ChainSpec): Promise<Uint8Array>;
-  /** Whether it executes this block (else ChainWriter runs it on the ethereumjs engine). */
-  executes(block: Block, common: Common): boolean;
   /** Executes a block on the head state, its changes pending until `takeWrite` or `discard`. */
   execute(block: Block, common: Common): Promise<ExecutedBlock>;
   /** The pending changes as the store takes them, made the head state. */
@@ -58,15 +52,8 @@ export interface Engine {
   stored(): void;
 }
 
-export async function openEngine(
-  name: EngineName,
-  store: ChainStore,
-  spec: ChainSpec,
-  common: Common,
-): Promise<Engine> {
-  if (name === 'ethereumjs') return EthereumjsEngine.open(store, common);
-  return new EvmEngine(store, spec);
-}
+/** The EVM of src/evm: every block, the DAO fork's with its irregular state change (src/evm/dao.ts). */
+export const openEvmEngine: EngineOpener = async (store, spec) => new EvmEngine(store, spec);
 
 /** BLOCKHASH reaches back this far (the 256 blocks before the one running). */
 const HASHES_KEPT = 256n;
@@ -108,11 +95,6 @@ class EvmEngine implements Engine {
   async genesisState(spec: ChainSpec): Promise<Uint8Array> {
     this.head.reset(KECCAK256_RLP_ROOT);
     return this.head.apply(allocChanges(spec.alloc));
-  }
-
-  /** Every block, the DAO fork's with its irregular state change (src/evm/dao.ts) included. */
-  executes(): boolean {
-    return true;
   }
 
   async execute(block: Block, common: Common): Promise<ExecutedBlock> {
@@ -201,84 +183,6 @@ class EvmHeadView implements HeadStateView {
       slots: new Map(slot ? [slot] : []),
     };
     this.head.apply([change]);
-  }
-}
-
-/** @ethereumjs/vm's runBlock on a MerkleStateManager over the store (the oracle; see EngineName). */
-class EthereumjsEngine implements Engine {
-  // Its trie reads the nodes of earlier blocks from the store.
-  readonly keepsUnstoredState = false;
-
-  private constructor(
-    private readonly vm: VM,
-    private readonly state: RecordingStateManager,
-    private readonly trieDb: BufferedTrieDb,
-  ) {}
-
-  static async open(store: ChainStore, common: Common): Promise<EthereumjsEngine> {
-    const trieDb = new BufferedTrieDb(store);
-    const trie = new MerklePatriciaTrie({ db: trieDb, useKeyHashing: true, common, cacheSize: 50_000 });
-    const state = new RecordingStateManager({ common, trie });
-    const vm = await createVM({ common, stateManager: state, blockchain: canonicalBlockHashes(store) });
-    return new EthereumjsEngine(vm, state, trieDb);
-  }
-
-  get view(): HeadStateView {
-    return this.state;
-  }
-
-  executes(): boolean {
-    return true;
-  }
-
-  async setRoot(root: Uint8Array): Promise<void> {
-    this.trieDb.discardPending();
-    this.state.forgetChanges();
-    await this.state.setStateRoot(root);
-  }
-
-  async genesisState(spec: ChainSpec): Promise<Uint8Array> {
-    for (const a of spec.alloc) {
-      const address = new Address(a.address);
-      await this.state.putAccount(address, new Account(a.nonce, a.balance));
-      if (a.code.length > 0) await this.state.putCode(address, a.code);
-      for (const [slot, value] of a.storage) await this.state.putStorage(address, slot, value);
-    }
-    return this.state.getStateRoot();
-  }
-
-  async execute(block: Block): Promise<ExecutedBlock> {
-    const result = await runBlock(this.vm, {
-      block,
-      generate: true,
-      skipHeaderValidation: true,
-      skipBlockValidation: true,
-      setHardfork: false,
-      clearCache: false,
-    });
-    return {
-      stateRoot: result.stateRoot,
-      gasUsed: result.gasUsed,
-      receiptsRoot: result.receiptsRoot,
-      logsBloom: result.logsBloom,
-      ...(result.requestsHash ? { requestsHash: result.requestsHash } : {}),
-      receipts: result.receipts,
-    };
-  }
-
-  async takeWrite(): Promise<StateWrite> {
-    const changes = await this.state.takeChanges();
-    const { trieNodes, code } = this.trieDb.takePending();
-    return { trieNodes, code, ...changes };
-  }
-
-  stored(): void {}
-
-  async discard(root: Uint8Array | null): Promise<void> {
-    this.trieDb.discardPending();
-    this.state.forgetChanges();
-    // runBlock moved the state manager to the failed block's state root.
-    if (root) await this.state.setStateRoot(root);
   }
 }
 

@@ -1,7 +1,6 @@
 import type { Block } from '@ethereumjs/block';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
-import type { TxReceipt } from '@ethereumjs/vm';
 import {
   applyBlock,
   type BlockInput,
@@ -24,6 +23,7 @@ import { addressBytes, wordBytes } from '../evm/words.ts';
 import type { EvmFork } from '../exec/evmRules.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockWrite } from '../store/types.ts';
+import type { TxReceipt } from '../wire/txReceipt.ts';
 import { nibbles, StateTrie, storedRoot, type TrieNode } from './stateTrie.ts';
 
 /** What the head state reads from the store without awaiting (LMDB's reads are synchronous). */

@@ -9,7 +9,7 @@ import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { renderReceipts } from '../wire/receipts.ts';
 import { type BlockResult, ChainWriter } from './chainWriter.ts';
-import type { EngineName } from './engines.ts';
+import type { EngineOpener } from './engines.ts';
 import { type RawBlock, readRlpBlocks } from './rlpFile.ts';
 import { type CheckFailure, checkExecution, checkHeaderAgainstParent } from './verify.ts';
 
@@ -27,7 +27,7 @@ export interface ImportOptions {
   verifyStateRoot: boolean;
   progress?: ImportProgress;
   /** What executes the blocks (src/ingest/engines.ts); the EVM of src/evm by default. */
-  engine?: EngineName;
+  engine?: EngineOpener;
   /** Blocks stored per store transaction at most (ChainWriter.groupCommits; 64 by default). */
   blocksPerCommit?: number;
 }

@@ -1,8 +1,7 @@
 import type { Block } from '@ethereumjs/block';
 import { Hardfork } from '@ethereumjs/common';
-import type { Log } from '@ethereumjs/evm';
-import { Bloom, type TxReceipt } from '@ethereumjs/vm';
 import { type RenderedReceipts, renderReceipts } from '../wire/receipts.ts';
+import { LogsBloom, type ReceiptLog, type TxReceipt } from '../wire/txReceipt.ts';
 import { Fields, quote, Subject, sameBytes, show } from './answer.ts';
 import { orderedTrieRoot } from './trie.ts';
 
@@ -61,8 +60,8 @@ export async function receiptsFromRpc(block: Block, json: unknown): Promise<Rend
       );
     }
     previousCumulative = cumulativeBlockGasUsed;
-    const bloom = new Bloom(undefined, header.common);
-    const logs = r.objects('logs').map((log): Log => {
+    const bloom = new LogsBloom();
+    const logs = r.objects('logs').map((log): ReceiptLog => {
       const address = log.data('address', 20);
       const topics = log.dataList('topics', 32);
       if (topics.length > 4)
@@ -99,8 +98,8 @@ export async function receiptsFromRpc(block: Block, json: unknown): Promise<Rend
   if (!sameBytes(root, header.receiptTrie)) {
     throw subject.mismatch('receipts root', root, "the header's", header.receiptTrie);
   }
-  const blockBloom = new Bloom(undefined, header.common);
-  for (const receipt of receipts) blockBloom.or(new Bloom(receipt.bitvector, header.common));
+  const blockBloom = new LogsBloom();
+  for (const receipt of receipts) blockBloom.or(receipt.bitvector);
   if (!sameBytes(blockBloom.bitvector, header.logsBloom)) {
     throw subject.mismatch("receipts' logs bloom", blockBloom.bitvector, "the header's", header.logsBloom);
   }

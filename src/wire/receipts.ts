@@ -1,9 +1,9 @@
 import type { Block } from '@ethereumjs/block';
 import { TransactionType, type TypedTransaction } from '@ethereumjs/tx';
 import { createContractAddress } from '@ethereumjs/util';
-import { encodeReceipt, type TxReceipt } from '@ethereumjs/vm';
 import { BLOB_GAS_PER_BLOB, effectiveGasPrice } from '../primitives/fees.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
+import { encodeTxReceipt, type TxReceipt } from './txReceipt.ts';
 
 export interface RenderedReceipts {
   /** Consensus encodings, as they go into the receipts trie. */
@@ -39,7 +39,7 @@ export function renderReceipts(
   block.transactions.forEach((tx, i) => {
     const receipt = receipts[i];
     if (!receipt) throw new Error(`no receipt for transaction ${i} of block ${header.number}`);
-    encoded.push(encodings?.[i] ?? encodeReceipt(receipt, tx.type));
+    encoded.push(encodings?.[i] ?? encodeTxReceipt(receipt, tx.type));
     const from = tx.getSenderAddress();
     const transactionHash = data(tx.hash());
     const transactionIndex = quantity(i);

@@ -1,5 +1,5 @@
 // The frame hooks of src/evm (hooks.ts) against what today's tracers are fed: the same transaction
-// runs on @ethereumjs/vm with src/exec/tracing/hooks.ts's TraceHooks attached and on our EVM, and
+// runs on @ethereumjs/vm with TraceHooks (test/support/ethereumjsOracle/hooks.ts) attached and on our EVM, and
 // the two sequences of frame starts and ends must agree field by field: every kind of call and
 // creation, value transfers, a precompile, a revert with data, out of gas, an invalid opcode, a stack
 // underflow, a static-call violation, a refused transfer and a CREATE2 collision.
@@ -21,8 +21,8 @@ import { precompilesFor } from '../../src/evm/precompiles/index.ts';
 import { type AccountRecord, EMPTY_CODE_HASH, type StateReader, WorldState } from '../../src/evm/state.ts';
 import { applyTransaction } from '../../src/evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../../src/evm/words.ts';
-import { type ExecutionTracer, TraceHooks } from '../../src/exec/tracing/hooks.ts';
 import { keccak256 } from '../../src/primitives/keccak.ts';
+import { type ExecutionTracer, TraceHooks } from '../support/ethereumjsOracle/hooks.ts';
 
 /** A tiny assembler: op names, and PUSHes written as `0x…` (the width from the digits). */
 const OPS: Record<string, number> = {

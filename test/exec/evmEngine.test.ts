@@ -23,6 +23,7 @@ import {
   type EngineChain,
   openEngineChain,
 } from '../support/engineDiff.ts';
+import { oracleRunCallMany } from '../support/ethereumjsOracle/index.ts';
 import { exportChain } from '../support/exportChain.ts';
 import { importConformanceChain } from '../support/server.ts';
 
@@ -54,11 +55,8 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm, vmTraceOnEvm, fellBack } = await diffCallMany(chain);
+      const { problems, compared } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
-      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -68,21 +66,18 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared, fellBack } = await diffCalls(chain);
+      const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      const { problems, compared } = await diffAccessLists(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      const { problems, compared } = await diffBlobCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers and refuses calls of every shape on every parent as ethereumjs does', async () => {
@@ -92,9 +87,8 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      const { problems, compared } = await diffDebugTraces(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(onEvm, compared, 'every answer from src/evm');
     });
 
     it('logs ops that fail (out of gas part-way, stack, undefined, bad jump) as ethereumjs does', async () => {
@@ -135,16 +129,13 @@ describe('src/evm against ethereumjs: replays and calls', () => {
         ],
         single: true,
       };
-      const seen = async (engine: 'evm' | 'ethereumjs') =>
+      const seen = async (run: typeof runCallMany) =>
         BigInt(
-          (
-            JSON.parse(Buffer.from(await runCallMany(chain.chain, LIMITS, job, engine)).toString()) as {
-              output: string;
-            }
-          ).output,
+          (JSON.parse(Buffer.from(await run(chain.chain, LIMITS, job)).toString()) as { output: string })
+            .output,
         );
-      assert.equal(await seen('evm'), balance - 7n);
-      assert.notEqual(await seen('ethereumjs'), balance - 7n);
+      assert.equal(await seen(runCallMany), balance - 7n);
+      assert.notEqual(await seen(oracleRunCallMany), balance - 7n);
     });
   });
 
@@ -167,9 +158,8 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, fellBack } = await diffCallMany(chain);
+      const { problems, compared } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
   });
 
@@ -191,11 +181,8 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm, vmTraceOnEvm, fellBack } = await diffCallMany(chain);
+      const { problems, compared } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
-      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -205,27 +192,23 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared, fellBack } = await diffCalls(chain);
+      const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      const { problems, compared } = await diffAccessLists(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      const { problems, compared } = await diffBlobCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      const { problems, compared } = await diffDebugTraces(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(onEvm, compared, 'every answer from src/evm');
     });
   });
 
@@ -264,11 +247,8 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm, vmTraceOnEvm, fellBack } = await diffCallMany(chain);
+      const { problems, compared } = await diffCallMany(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(onEvm > compared / 2, `${onEvm} of ${compared} on src/evm`);
-      assert.ok(vmTraceOnEvm > compared / 3, `${vmTraceOnEvm} of ${compared} with vmTrace on src/evm`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
@@ -278,27 +258,23 @@ describe('src/evm against ethereumjs: replays and calls', () => {
     });
 
     it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared, fellBack } = await diffCalls(chain);
+      const { problems, compared } = await diffCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared, fellBack } = await diffAccessLists(chain);
+      const { problems, compared } = await diffAccessLists(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared, fellBack } = await diffBlobCalls(chain);
+      const { problems, compared } = await diffBlobCalls(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(fellBack, 0, `${fellBack} of ${compared} fell back to ethereumjs`);
     });
 
     it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared, onEvm } = await diffDebugTraces(chain);
+      const { problems, compared } = await diffDebugTraces(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.equal(onEvm, compared, 'every answer from src/evm');
     });
   });
 });

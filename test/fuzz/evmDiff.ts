@@ -39,9 +39,9 @@ import { type AccountLeaf, stateRoot, storageRoot } from '../../src/evm/trie.ts'
 import { addressBytes, bytesToBigint, wordBytes } from '../../src/evm/words.ts';
 import { allEvmTracers } from '../../src/exec/tracing/evmAdapter.ts';
 import { EvmVmTracer } from '../../src/exec/tracing/evmVmTrace.ts';
-import { allOf, type ExecutionTracer, TraceHooks } from '../../src/exec/tracing/hooks.ts';
-import { VmTracer } from '../../src/exec/tracing/vmTrace.ts';
 import { keccak256 } from '../../src/primitives/keccak.ts';
+import { allOf, type ExecutionTracer, TraceHooks } from '../support/ethereumjsOracle/hooks.ts';
+import { VmTracer } from '../support/ethereumjsOracle/vmTrace.ts';
 import { CHAIN_ID, type FuzzCase, type FuzzTx, KEY_ADDRESSES, KEYS } from './evmGen.ts';
 
 /** ethereumjs's name of each fork the fuzzer runs. */
@@ -91,7 +91,7 @@ export interface TxOutcome {
   frames: FrameRecord[];
   /** Our frames refused before they ran (depth, balance, nonce), which ethereumjs does not report. */
   refused: string[];
-  /** Frames as src/exec/tracing/hooks.ts's TraceHooks reports them (ours: the same view of our hooks). */
+  /** Frames as TraceHooks (test/support/ethereumjsOracle/hooks.ts) reports them (ours: the same view of our hooks). */
   hooked: FrameRecord[];
   /** What else ran, for the coverage line (ours only). */
   notes: string[];
@@ -226,8 +226,8 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       'class for each tracer to word. Gas and state agree.',
     matches: (d) => frameField(d, 'error') && d.ours === 'initcode size' && d.theirs === 'out of gas',
   },
-  // What src/exec/tracing/hooks.ts's TraceHooks (today's tracers' view of ethereumjs) gets wrong; src/evm
-  // is the one that follows geth, and the tracers move onto it.
+  // What TraceHooks (test/support/ethereumjsOracle/hooks.ts, the oracle's tracers' view of
+  // ethereumjs) gets wrong; src/evm is the one that follows geth, and the tracers run on it.
   {
     name: 'TraceHooks: a creation refused for its nonce called insufficient balance',
     why:

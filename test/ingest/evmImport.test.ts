@@ -1,5 +1,6 @@
 // Block execution moved from @ethereumjs/vm onto src/evm (issue 20) must store what it stored before.
-// Each chain here is imported (or mined) twice, once with each engine of src/ingest/engines.ts, into
+// Each chain here is imported (or mined) twice, with src/ingest/engines.ts's EVM and with the oracle
+// (test/support/ethereumjsOracle/importEngine.ts), into
 // two datadirs whose every LMDB table is then compared:
 // - byte for byte: blocks, canonical hashes, state roots, transaction index, receipts (consensus and
 //   JSON), code, meta;
@@ -30,7 +31,6 @@ import { Forks } from '../../src/chain/forks.ts';
 import { type ChainSpec, parseChainSpec, readChainSpec } from '../../src/chain/genesis.ts';
 import { ChainWriter } from '../../src/ingest/chainWriter.ts';
 import { mineBlock } from '../../src/ingest/devMiner.ts';
-import type { EngineName } from '../../src/ingest/engines.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { unseal } from '../../src/store/lmdb/checksum.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
@@ -47,6 +47,7 @@ import {
   mineDaoChain,
 } from '../support/daoChain.ts';
 import { devAccount } from '../support/devAccounts.ts';
+import { type ImportEngine, importEngine } from '../support/ethereumjsOracle/importEngine.ts';
 import { type ExportedChain, exportChain } from '../support/exportChain.ts';
 import { buildBasicChain } from '../support/workload.ts';
 
@@ -223,7 +224,7 @@ async function assertSameStore(oracle: string, ours: string, exactNodes = true):
 }
 
 async function importWith(
-  engine: EngineName,
+  engine: ImportEngine,
   datadir: string,
   spec: ChainSpec,
   file: string,
@@ -231,7 +232,13 @@ async function importWith(
 ): Promise<number> {
   const store = await openLmdbStore(datadir);
   try {
-    const summary = await importChain({ store, spec, files: [file], verifyStateRoot, engine });
+    const summary = await importChain({
+      store,
+      spec,
+      files: [file],
+      verifyStateRoot,
+      engine: importEngine(engine),
+    });
     return summary.imported;
   } finally {
     await store.close();
@@ -355,11 +362,11 @@ const call = (key: bigint, value: bigint, destroy = false): Hex =>
   `0x${word(key)}${word(value)}${word(destroy ? 1n : 0n)}`;
 
 /** Mines the same blocks on a fresh datadir with `engine`; the head hash after each step. */
-async function mineDevChain(engine: EngineName, datadir: string, spec: ChainSpec): Promise<string[]> {
+async function mineDevChain(engine: ImportEngine, datadir: string, spec: ChainSpec): Promise<string[]> {
   const store = await openLmdbStore(datadir);
   const heads: string[] = [];
   try {
-    const writer = await ChainWriter.open(store, spec, engine);
+    const writer = await ChainWriter.open(store, spec, importEngine(engine));
     await writer.initGenesis();
     const forks = new Forks(spec);
     const genesisTime = BigInt(spec.json.timestamp ?? 0);

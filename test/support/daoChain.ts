@@ -4,9 +4,9 @@ import { Forks } from '../../src/chain/forks.ts';
 import { type ChainSpec, parseChainSpec } from '../../src/chain/genesis.ts';
 import { ChainWriter } from '../../src/ingest/chainWriter.ts';
 import { mineBlock } from '../../src/ingest/devMiner.ts';
-import type { EngineName } from '../../src/ingest/engines.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { devAccount } from './devAccounts.ts';
+import { type ImportEngine, importEngine } from './ethereumjsOracle/importEngine.ts';
 
 // A chain with a DAO fork block (the conformance chain has none): Homestead from genesis, the DAO
 // fork at block 2 with daoForkSupport, and transactions around it that pay the DAO and read the
@@ -61,12 +61,12 @@ export const BALANCE_READER = bytesToHex(
  * and pays the DAO 1 wei; block 2 (the fork) calls the reader and pays the DAO again; block 3 calls
  * the reader and pays the child DAO. Returns the blocks' hashes.
  */
-export async function mineDaoChain(engine: EngineName, datadir: string): Promise<string[]> {
+export async function mineDaoChain(engine: ImportEngine, datadir: string): Promise<string[]> {
   const spec = daoSpec();
   const sender = devAccount(1);
   const store = await openLmdbStore(datadir);
   try {
-    const writer = await ChainWriter.open(store, spec, engine);
+    const writer = await ChainWriter.open(store, spec, importEngine(engine));
     await writer.initGenesis();
     const forks = new Forks(spec);
     let nonce = 0;

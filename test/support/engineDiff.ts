@@ -5,26 +5,23 @@ import { readStoredSpec } from '../../src/chain/storedSpec.ts';
 import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import type { BlockOverrides, CallRequest, TraceTypes } from '../../src/core/call.ts';
 import type { GethTracerConfig } from '../../src/core/traceConfig.ts';
-import type { Engine } from '../../src/exec/evmEngine.ts';
-import { replayOnEvm } from '../../src/exec/evmReplay.ts';
-import { EvmCallSession } from '../../src/exec/evmSession.ts';
 import { type CallManyJob, runCallMany, runCallManyPart } from '../../src/exec/jobs/callMany.ts';
 import { type CallJob, callJobs } from '../../src/exec/jobs/calls.ts';
-import {
-  type DebugTraceBlockJob,
-  type DebugTraceCallJob,
-  debugJobs,
-  traceBlockOnEvm,
-  traceCallOnEvm,
-} from '../../src/exec/jobs/debug.ts';
+import { type DebugTraceBlockJob, type DebugTraceCallJob, debugJobs } from '../../src/exec/jobs/debug.ts';
 import { replayJobs } from '../../src/exec/jobs/replay.ts';
-import { CallSession } from '../../src/exec/session.ts';
 import { partitionBySender, validPrefix } from '../../src/exec/speculation.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import type { ChainStore } from '../../src/store/types.ts';
+import {
+  oracleCallJobs,
+  oracleDebugJobs,
+  oracleReplayJobs,
+  oracleRunCallMany,
+} from './ethereumjsOracle/index.ts';
 
-// The differential harness of issue 20's execution paths: the same jobs run on the ethereumjs path
-// and on src/evm over one stored chain, answers compared byte for byte.
+// The differential harness of issue 20's execution paths: the same jobs run on the ethereumjs
+// oracle (test/support/ethereumjsOracle, the paths as they ran before src/evm) and on src/evm over
+// one stored chain, answers compared byte for byte.
 
 export const REPLAY_TYPES: readonly TraceTypes[] = [
   { trace: true, stateDiff: false, vmTrace: false },
@@ -74,7 +71,7 @@ export function firstDifference(a: string, b: string): string {
 /**
  * Replays every block from 1 to the head with each of `types` and as flat traces on both engines;
  * returns the differences (empty when every answer is the same) and how many answers were compared.
- * Each block must run on src/evm, not fall back to ethereumjs. `evmChain`, when given, is the same
+ * `evmChain`, when given, is the same
  * chain read through another store for src/evm (upstream mode: each engine on a cache of its own).
  */
 export async function diffReplays(
@@ -84,8 +81,8 @@ export async function diffReplays(
 ): Promise<{ problems: string[]; compared: number; txs: number }> {
   const head = await store.getHead();
   assert.ok(head);
-  const old = replayJobs(chain, 'ethereumjs');
-  const ours = replayJobs(evmChain.chain, 'evm');
+  const old = oracleReplayJobs(chain);
+  const ours = replayJobs(evmChain.chain);
   const problems: string[] = [];
   let compared = 0;
   let txs = 0;
@@ -96,7 +93,6 @@ export async function diffReplays(
     assert.ok(block);
     txs += block.transactions.length;
     for (const t of types) {
-      assert.ok(await replayOnEvm(evmChain.chain, block, t), `block ${n} fell back to ethereumjs`);
       const a = await outcome(() => old.replayBlock({ blockHash, types: t }));
       const b = await outcome(() => ours.replayBlock({ blockHash, types: t }));
       compared++;
@@ -161,14 +157,11 @@ const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
 export async function diffCallMany(
   { chain, store }: EngineChain,
   evmChain: EngineChain = { chain, store, close: async () => {} },
-): Promise<{ problems: string[]; compared: number; onEvm: number; vmTraceOnEvm: number; fellBack: number }> {
+): Promise<{ problems: string[]; compared: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  let onEvm = 0;
-  let fellBack = 0;
-  let vmTraceOnEvm = 0;
   const both: TraceTypes = { trace: true, stateDiff: true, vmTrace: false };
   const all: TraceTypes = { trace: true, stateDiff: true, vmTrace: true };
   for (let n = 1n; n <= head.number; n++) {
@@ -278,28 +271,15 @@ export async function diffCallMany(
       ],
     ];
     for (const [name, job] of jobs) {
-      const {
-        a,
-        b,
-        fellBack: fell,
-      } = await onBoth((engine) =>
-        runCallMany(engine === 'evm' ? evmChain.chain : chain, LIMITS, job, engine),
+      const { a, b } = await onBoth(
+        () => oracleRunCallMany(chain, LIMITS, job),
+        () => runCallMany(evmChain.chain, LIMITS, job),
       );
-      if (fell) fellBack++;
       compared++;
-      const session = await EvmCallSession.openAt(evmChain.chain, job.blockHash, {
-        gasCap: LIMITS.gasCap,
-        ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
-        ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
-      }).catch(() => null);
-      if (session) {
-        onEvm++;
-        if (job.calls.some((c) => c.types.vmTrace)) vmTraceOnEvm++;
-      }
       if (a !== b) problems.push(`block ${n} ${name} ${firstDifference(a, b)}`);
     }
   }
-  return { problems, compared, onEvm, vmTraceOnEvm, fellBack };
+  return { problems, compared };
 }
 
 /**
@@ -319,7 +299,7 @@ export async function diffParts({
   let accepted = 0;
   let items = 0;
   const types: TraceTypes = { trace: true, stateDiff: false, vmTrace: false };
-  const jobs = replayJobs(chain, 'evm');
+  const jobs = replayJobs(chain);
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
     const parentHash = await store.getCanonicalHash(n - 1n);
@@ -353,17 +333,16 @@ export async function diffParts({
     const calls = block.transactions.map((tx) => ({ call: txAsCall(tx, false), types }));
     const whole = JSON.parse(
       Buffer.from(
-        await runCallMany(chain, LIMITS, { blockHash: parentHash, calls, single: false }, 'evm'),
+        await runCallMany(chain, LIMITS, { blockHash: parentHash, calls, single: false }),
       ).toString(),
     ) as unknown[];
     const callRuns = await Promise.all(
       parts.map((indices) =>
-        runCallManyPart(
-          chain,
-          LIMITS,
-          { blockHash: parentHash, calls: indices.map((i) => calls[i] as (typeof calls)[number]), indices },
-          'evm',
-        ),
+        runCallManyPart(chain, LIMITS, {
+          blockHash: parentHash,
+          calls: indices.map((i) => calls[i] as (typeof calls)[number]),
+          indices,
+        }),
       ),
     );
     const callPrefix = validPrefix(
@@ -389,12 +368,11 @@ export async function diffParts({
 export async function diffCalls(
   { chain, store }: EngineChain,
   evmChain: EngineChain = { chain, store, close: async () => {} },
-): Promise<{ problems: string[]; compared: number; fellBack: number }> {
+): Promise<{ problems: string[]; compared: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  let fellBack = 0;
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
     const parentHash = await store.getCanonicalHash(n - 1n);
@@ -449,14 +427,10 @@ export async function diffCalls(
           for (const method of (withFees && name === '') || name.includes('whole storage')
             ? (['call'] as const)
             : (['call', 'estimateGas'] as const)) {
-            const {
-              a,
-              b,
-              fellBack: fell,
-            } = await onBoth((engine) =>
-              callJobs(engine === 'evm' ? evmChain.chain : chain, LIMITS, engine)[method](job),
+            const { a, b } = await onBoth(
+              () => oracleCallJobs(chain, LIMITS)[method](job),
+              () => callJobs(evmChain.chain, LIMITS)[method](job),
             );
-            if (fell) fellBack++;
             compared++;
             if (a !== b)
               problems.push(
@@ -467,7 +441,7 @@ export async function diffCalls(
       }
     }
   }
-  return { problems, compared, fellBack };
+  return { problems, compared };
 }
 
 function withoutGas(call: CallRequest): CallRequest {
@@ -475,31 +449,12 @@ function withoutGas(call: CallRequest): CallRequest {
   return rest;
 }
 
-/**
- * Runs `run`, counting the sessions it opens on the ethereumjs path (CallSession.openAt): what the
- * src/evm engine opens when it falls back.
- */
-export async function ethereumjsSessions<T>(run: () => Promise<T>): Promise<{ value: T; sessions: number }> {
-  const original = CallSession.openAt;
-  let sessions = 0;
-  CallSession.openAt = (...args: Parameters<typeof CallSession.openAt>) => {
-    sessions++;
-    return original.apply(CallSession, args);
-  };
-  try {
-    return { value: await run(), sessions };
-  } finally {
-    CallSession.openAt = original;
-  }
-}
-
-/** A job's answer on both engines, and whether the src/evm one fell back to ethereumjs. */
+/** A job's answer on the oracle (`a`) and on src/evm (`b`). */
 async function onBoth(
-  run: (engine: Engine) => Promise<unknown>,
-): Promise<{ a: string; b: string; fellBack: boolean }> {
-  const a = await outcome(() => run('ethereumjs'));
-  const { value: b, sessions } = await ethereumjsSessions(() => outcome(() => run('evm')));
-  return { a, b, fellBack: sessions > 0 };
+  oracle: () => Promise<unknown>,
+  ours: () => Promise<unknown>,
+): Promise<{ a: string; b: string }> {
+  return { a: await outcome(oracle), b: await outcome(ours) };
 }
 
 const hex = (text: string): Uint8Array => Buffer.from(text.replace(/\s/g, ''), 'hex');
@@ -521,12 +476,11 @@ const ACCESS_PROBE = hex(
 export async function diffAccessLists({
   chain,
   store,
-}: EngineChain): Promise<{ problems: string[]; compared: number; fellBack: number }> {
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  let fellBack = 0;
   const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i);
   const prober = Uint8Array.from({ length: 20 }, (_, i) => 0x30 + i);
   for (let n = 1n; n <= head.number; n++) {
@@ -550,17 +504,15 @@ export async function diffAccessLists({
       jobs.push([`tx ${i} with fees`, { blockHash: parentHash, call: txAsCall(tx, true), overrides: {} }]);
     }
     for (const [name, job] of jobs) {
-      const {
-        a,
-        b,
-        fellBack: fell,
-      } = await onBoth((engine) => callJobs(chain, LIMITS, engine).createAccessList(job));
+      const { a, b } = await onBoth(
+        () => oracleCallJobs(chain, LIMITS).createAccessList(job),
+        () => callJobs(chain, LIMITS).createAccessList(job),
+      );
       compared++;
-      if (fell) fellBack++;
       if (a !== b) problems.push(`block ${n} ${name} createAccessList ${firstDifference(a, b)}`);
     }
   }
-  return { problems, compared, fellBack };
+  return { problems, compared };
 }
 
 /** A blob's versioned hash: the version byte (0x01 is KZG's), then 31 bytes. */
@@ -579,20 +531,19 @@ const BLOB_PROBE_NO_BALANCE = hex('4a600052 600049602052 600149604052 48606052 6
 
 /**
  * Calls with blobs, and the blob base fee override, on both engines on every parent: eth_call,
- * eth_estimateGas, eth_createAccessList and trace_call, valid and not (too many blobs for the
- * transaction or the block, a bad version byte, a blob fee cap below the blob base fee, too little
- * balance for the blob fee; blobs before Cancun). Also a state override that gives an account's
- * whole storage. Returns the differences and how many jobs fell back to ethereumjs on src/evm.
+ * eth_estimateGas, eth_createAccessList, trace_call and debug_traceCall, valid and not (too many
+ * blobs for the transaction or the block, a bad version byte, a blob fee cap below the blob base
+ * fee, too little balance for the blob fee; blobs before Cancun). Also a state override that gives
+ * an account's whole storage. Returns the differences and how many jobs were compared.
  */
 export async function diffBlobCalls({
   chain,
   store,
-}: EngineChain): Promise<{ problems: string[]; compared: number; fellBack: number }> {
+}: EngineChain): Promise<{ problems: string[]; compared: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  let fellBack = 0;
   const probe = Uint8Array.from({ length: 20 }, (_, i) => 0xc0 + i);
   const sender = Uint8Array.from({ length: 20 }, (_, i) => 0x60 + i);
   const hashes = (count: number, version = 1) =>
@@ -651,13 +602,11 @@ export async function diffBlobCalls({
         },
       };
       for (const method of ['call', 'estimateGas', 'createAccessList'] as const) {
-        const {
-          a,
-          b,
-          fellBack: fell,
-        } = await onBoth((engine) => callJobs(chain, LIMITS, engine)[method](job));
+        const { a, b } = await onBoth(
+          () => oracleCallJobs(chain, LIMITS)[method](job),
+          () => callJobs(chain, LIMITS)[method](job),
+        );
         compared++;
-        if (fell) fellBack++;
         if (a !== b) problems.push(`block ${n} ${name} ${method} ${firstDifference(a, b)}`);
       }
       const traced: CallManyJob = {
@@ -667,14 +616,55 @@ export async function diffBlobCalls({
         ...(blockOverrides ? { blockOverrides } : {}),
         single: true,
       };
-      const { a, b, fellBack: fell } = await onBoth((engine) => runCallMany(chain, LIMITS, traced, engine));
+      const { a, b } = await onBoth(
+        () => oracleRunCallMany(chain, LIMITS, traced),
+        () => runCallMany(chain, LIMITS, traced),
+      );
       compared++;
-      if (fell) fellBack++;
       if (a !== b) problems.push(`block ${n} ${name} trace_call ${firstDifference(a, b)}`);
+      // debug_traceCall with blobs: src/evm traces it too (the ethereumjs path once took it alone).
+      for (const config of BLOB_TRACERS) {
+        const job: DebugTraceCallJob = {
+          blockHash,
+          call,
+          config,
+          stateOverrides: stateOverrides(BLOB_PROBE),
+          ...(blockOverrides ? { blockOverrides } : {}),
+        };
+        const { a, b } = await onBoth(
+          () =>
+            oracleDebugJobs(chain, LIMITS)
+              .debugTraceCall(job)
+              .then((x) => Buffer.from(x).toString()),
+          () =>
+            debugJobs(chain, LIMITS)
+              .debugTraceCall(job)
+              .then((x) => Buffer.from(x).toString()),
+        );
+        compared++;
+        if (a !== b)
+          problems.push(`block ${n} ${name} debug_traceCall ${config.tracer} ${firstDifference(a, b)}`);
+      }
     }
   }
-  return { problems, compared, fellBack };
+  return { problems, compared };
 }
+
+/** The geth tracers diffBlobCalls traces each blob call with. */
+const BLOB_TRACERS: readonly GethTracerConfig[] = [
+  { tracer: 'callTracer', onlyTopCall: false, withLog: true },
+  {
+    tracer: 'structLogger',
+    options: {
+      disableStack: false,
+      disableStorage: false,
+      enableMemory: true,
+      enableReturnData: true,
+      limit: 0,
+    },
+  },
+  { tracer: 'prestateTracer', diffMode: true, disableCode: false, disableStorage: false },
+];
 
 /**
  * Calls of every shape a client may send (each transaction type, fee fields alone and together,
@@ -690,8 +680,8 @@ export async function diffCallShapes({
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  const old = callJobs(chain, LIMITS, 'ethereumjs');
-  const ours = callJobs(chain, LIMITS, 'evm');
+  const old = oracleCallJobs(chain, LIMITS);
+  const ours = callJobs(chain, LIMITS);
   for (let n = 1n; n <= head.number; n++) {
     const blockHash = await store.getCanonicalHash(n);
     const parentHash = await store.getCanonicalHash(n - 1n);
@@ -791,41 +781,26 @@ export const SINGLE_TRACERS: readonly GethTracerConfig[] = [
  * geth's debug tracers on both engines: every block with each of BLOCK_TRACERS
  * (debug_traceBlockByHash), each transaction alone (debug_traceTransaction) with SINGLE_TRACERS in
  * turn, and each transaction as a debug_traceCall on its parent (with its fees; the first of each
- * block also with overrides, and with a value its sender cannot pay). Each must run on src/evm:
- * `onEvm` counts the answers (or refusals) src/evm gave; null from traceBlockOnEvm or traceCallOnEvm
- * is a fall-back to ethereumjs, and is not counted.
+ * block also with overrides, and with a value its sender cannot pay). Refusals are compared too.
  */
 export async function diffDebugTraces(
   { chain, store }: EngineChain,
   blockTracers: readonly GethTracerConfig[] = BLOCK_TRACERS,
-): Promise<{ problems: string[]; compared: number; onEvm: number }> {
+): Promise<{ problems: string[]; compared: number }> {
   const head = await store.getHead();
   assert.ok(head);
   const problems: string[] = [];
   let compared = 0;
-  let onEvm = 0;
-  const old = debugJobs(chain, LIMITS, 'ethereumjs');
-  const evmAnswer = async (run: () => Promise<Uint8Array | null>): Promise<Uint8Array> => {
-    let answer: Uint8Array | null;
-    try {
-      answer = await run();
-    } catch (e) {
-      // Refused on src/evm (a call's sender cannot pay): its words are compared too.
-      onEvm++;
-      throw e;
-    }
-    if (answer === null) throw new Error('fell back to ethereumjs');
-    onEvm++;
-    return answer;
-  };
+  const old = oracleDebugJobs(chain, LIMITS);
+  const ours = debugJobs(chain, LIMITS);
   const compare = async (
     name: string,
     a: () => Promise<Uint8Array>,
-    b: () => Promise<Uint8Array | null>,
+    b: () => Promise<Uint8Array>,
   ): Promise<void> => {
     const text = (answer: Uint8Array) => Buffer.from(answer).toString();
     const x = await outcome(() => a().then(text));
-    const y = await outcome(() => evmAnswer(b).then(text));
+    const y = await outcome(() => b().then(text));
     compared++;
     if (x !== y) problems.push(`${name} ${firstDifference(x, y)}`);
   };
@@ -841,7 +816,7 @@ export async function diffDebugTraces(
       await compare(
         `block ${n} ${JSON.stringify(config)}`,
         () => old.debugTraceBlock(job),
-        () => traceBlockOnEvm(chain, job),
+        () => ours.debugTraceBlock(job),
       );
     }
     for (const [txIndex, tx] of block.transactions.entries()) {
@@ -850,7 +825,7 @@ export async function diffDebugTraces(
       await compare(
         `block ${n} tx ${txIndex} ${JSON.stringify(config)}`,
         () => old.debugTraceBlock(job),
-        () => traceBlockOnEvm(chain, job),
+        () => ours.debugTraceBlock(job),
       );
       const calls: Array<[string, DebugTraceCallJob]> = [
         ['call', { blockHash: parentHash, call: txAsCall(tx, true), config }],
@@ -886,12 +861,12 @@ export async function diffDebugTraces(
         await compare(
           `block ${n} tx ${txIndex} ${name} ${JSON.stringify(call.config)}`,
           () => old.debugTraceCall(call),
-          () => traceCallOnEvm(chain, LIMITS, call),
+          () => ours.debugTraceCall(call),
         );
       }
     }
   }
-  return { problems, compared, onEvm };
+  return { problems, compared };
 }
 
 /**
@@ -929,7 +904,8 @@ export async function diffFailingOps({
     MCOPY: '61200060006000 5e'.replace(' ', ''),
     EXTCODECOPY: '612000600060006101005a3c',
   };
-  const old = debugJobs(chain, LIMITS, 'ethereumjs');
+  const old = oracleDebugJobs(chain, LIMITS);
+  const ours = debugJobs(chain, LIMITS);
   const config: GethTracerConfig = {
     tracer: 'structLogger',
     options: {
@@ -940,7 +916,7 @@ export async function diffFailingOps({
       limit: 0,
     },
   };
-  const text = (answer: Uint8Array | null) => (answer ? Buffer.from(answer).toString() : 'fell back');
+  const text = (answer: Uint8Array) => Buffer.from(answer).toString();
   const problems: string[] = [];
   let compared = 0;
   for (const [name, hex] of Object.entries(code)) {
@@ -955,7 +931,7 @@ export async function diffFailingOps({
         ],
       };
       const a = await outcome(() => old.debugTraceCall(job).then(text));
-      const b = await outcome(() => traceCallOnEvm(chain, LIMITS, job).then(text));
+      const b = await outcome(() => ours.debugTraceCall(job).then(text));
       compared++;
       if (a !== b) problems.push(`${name} with ${gas} gas ${firstDifference(a, b)}`);
     }

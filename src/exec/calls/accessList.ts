@@ -5,9 +5,9 @@ import type { CallRequest } from '../../core/call.ts';
 import { RequestFailed } from '../../core/errors.ts';
 import { bigintWord, bytesKey, toHex } from '../../primitives/hex.ts';
 import { keccak256 } from '../../primitives/keccak.ts';
-import { simulationCommon } from '../machine.ts';
+import { simulationCommon } from '../environment.ts';
 import { clampGas } from '../message.ts';
-import type { SimulatedCall } from '../session.ts';
+import type { SimulatedCall } from '../sessionTypes.ts';
 import type { CallContext } from './context.ts';
 import { asCallError, usedGas, vmError } from './outcome.ts';
 

@@ -2,11 +2,11 @@ import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { CallRequest } from '../../core/call.ts';
-import type { OpListener, SimulatedCall } from '../session.ts';
+import type { OpListener, SimulatedCall } from '../sessionTypes.ts';
 
 /**
  * What geth's call methods need of a session: the state after one block, and calls run on it under
- * geth's rules. Both engines' sessions offer it (CallSession on ethereumjs, EvmCallSession on src/evm).
+ * geth's rules. EvmCallSession offers it (and the tests' oracle, test/support/ethereumjsOracle/session.ts).
  */
 export interface CallRunner {
   readonly baseFee: bigint | undefined;

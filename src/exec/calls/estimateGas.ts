@@ -3,7 +3,7 @@ import { RequestFailed } from '../../core/errors.ts';
 import { BLOB_GAS_PER_BLOB } from '../../primitives/fees.ts';
 import { CallValidationError } from '../callValidation.ts';
 import { callMessage } from '../message.ts';
-import type { SimulatedCall } from '../session.ts';
+import type { SimulatedCall } from '../sessionTypes.ts';
 import type { CallContext } from './context.ts';
 import { asCallError, failure, failureOf, usedGas } from './outcome.ts';
 

@@ -1,6 +1,6 @@
 import type { CallRequest } from '../../core/call.ts';
 import { clampGas } from '../message.ts';
-import type { SimulatedCall } from '../session.ts';
+import type { SimulatedCall } from '../sessionTypes.ts';
 import type { CallContext } from './context.ts';
 import { asCallError, failure } from './outcome.ts';
 

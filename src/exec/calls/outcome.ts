@@ -1,9 +1,9 @@
 import { type DomainError, RequestFailed, Reverted } from '../../core/errors.ts';
 import { CallValidationError } from '../callValidation.ts';
 import { revertReason } from '../revertReason.ts';
-import type { SimulatedCall } from '../session.ts';
+import type { SimulatedCall } from '../sessionTypes.ts';
+import type { FrameError } from '../tracing/frames.ts';
 import { gethErrorText } from '../tracing/geth/errors.ts';
-import type { FrameError } from '../tracing/hooks.ts';
 
 // How geth's call methods word what happened to a call: its failure, its revert, its gas.
 

@@ -3,9 +3,8 @@ import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../../core/call.ts';
 import { callTraceJson } from '../../wire/callTrace.ts';
 import { CallValidationError } from '../callValidation.ts';
-import { defaultEngine, type Engine } from '../evmEngine.ts';
 import { EvmCallSession } from '../evmSession.ts';
-import { CallSession, type CallTrace, type StateAccess } from '../session.ts';
+import type { CallTrace, StateAccess } from '../sessionTypes.ts';
 import { ConflictBoard, type PartBoard, type PartResult } from '../speculation.ts';
 import { vmTraceJson } from '../tracing/evmVmTrace.ts';
 
@@ -33,26 +32,12 @@ export interface CallManyPartJob extends Partial<PartBoard> {
   blockOverrides?: BlockOverrides;
 }
 
+/** The session the calls run in, on src/evm. */
 function openSession(
   chain: ChainReader,
   limits: CallLimits,
   job: Pick<CallManyJob, 'blockHash' | 'stateOverrides' | 'blockOverrides'>,
-): Promise<{ session: CallSession }> {
-  return CallSession.openAt(chain, job.blockHash, {
-    gasCap: limits.gasCap,
-    ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
-    ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
-  });
-}
-
-/** The session on src/evm, which serves every call (vmTrace and blobs included). */
-function openEvmSession(
-  chain: ChainReader,
-  limits: CallLimits,
-  job: Pick<CallManyJob, 'blockHash' | 'stateOverrides' | 'blockOverrides' | 'calls'>,
-  engine: Engine,
-): Promise<EvmCallSession | null> | null {
-  if (engine !== 'evm') return null;
+): Promise<EvmCallSession> {
   return EvmCallSession.openAt(chain, job.blockHash, {
     gasCap: limits.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
@@ -64,8 +49,8 @@ const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
-/** One call's answer as JSON bytes. */
-function traceJson(trace: CallTrace): Buffer {
+/** One call's answer as JSON bytes (the tests' oracle renders its own with it too). */
+export function traceJson(trace: Omit<CallTrace, 'vmTrace'> & { vmTrace: object | null }): Buffer {
   return callTraceJson(trace, vmTraceJson(trace.vmTrace));
 }
 
@@ -74,10 +59,8 @@ export async function runCallMany(
   chain: ChainReader,
   limits: CallLimits,
   job: CallManyJob,
-  engine: Engine = defaultEngine(),
 ): Promise<Uint8Array> {
-  const session =
-    (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
+  const session = await openSession(chain, limits, job);
   try {
     const results: Buffer[] = [];
     for (const [index, { call, types }] of job.calls.entries()) {
@@ -98,10 +81,8 @@ export async function runCallManyPart(
   chain: ChainReader,
   limits: CallLimits,
   job: CallManyPartJob,
-  engine: Engine = defaultEngine(),
 ): Promise<PartResult> {
-  const session =
-    (await openEvmSession(chain, limits, job, engine)) ?? (await openSession(chain, limits, job)).session;
+  const session = await openSession(chain, limits, job);
   try {
     session.recordAccess();
     const results: Uint8Array[] = [];

@@ -5,9 +5,7 @@ import { type AccessListResult, createAccessList } from '../calls/accessList.ts'
 import type { CallContext } from '../calls/context.ts';
 import { estimateGas } from '../calls/estimateGas.ts';
 import { ethCall } from '../calls/ethCall.ts';
-import { defaultEngine, type Engine } from '../evmEngine.ts';
 import { EvmCallSession } from '../evmSession.ts';
-import { CallSession } from '../session.ts';
 
 /**
  * One of geth's call methods (eth_call, eth_estimateGas, eth_createAccessList), as plain data for a
@@ -20,52 +18,27 @@ export interface CallJob {
   overrides: { stateOverrides?: StateOverrides; blockOverrides?: BlockOverrides };
 }
 
-async function withContext<T>(
-  chain: ChainReader,
-  limits: CallLimits,
-  job: CallJob,
-  run: (context: CallContext<CallSession>) => Promise<T>,
-): Promise<T> {
-  const { session, header } = await CallSession.openAt(chain, job.blockHash, {
-    gasCap: limits.gasCap,
-    ...job.overrides,
-  });
-  try {
-    return await run({ chain, limits, header, session });
-  } finally {
-    session.close();
-  }
-}
-
-/**
- * A call method's context on src/evm where it can serve the call (a store with synchronous reads, a
- * fork with a rule row: see EvmCallSession.openAt), else on ethereumjs.
- */
+/** A call method's context on src/evm (see EvmCallSession.openAt). */
 async function withRunner<T>(
   chain: ChainReader,
   limits: CallLimits,
   job: CallJob,
-  engine: Engine,
   run: (context: CallContext) => Promise<T>,
 ): Promise<T> {
-  if (engine === 'evm') {
-    const session = await EvmCallSession.openAt(chain, job.blockHash, {
-      gasCap: limits.gasCap,
-      ...job.overrides,
-    });
-    if (session) return run({ chain, limits, header: session.header, session });
-  }
-  return withContext(chain, limits, job, run);
+  const session = await EvmCallSession.openAt(chain, job.blockHash, {
+    gasCap: limits.gasCap,
+    ...job.overrides,
+  });
+  return run({ chain, limits, header: session.header, session });
 }
 
-export function callJobs(chain: ChainReader, limits: CallLimits, engine: Engine = defaultEngine()) {
+export function callJobs(chain: ChainReader, limits: CallLimits) {
   return {
-    call: (job: CallJob): Promise<Uint8Array> =>
-      withRunner(chain, limits, job, engine, (c) => ethCall(c, job.call)),
+    call: (job: CallJob): Promise<Uint8Array> => withRunner(chain, limits, job, (c) => ethCall(c, job.call)),
     estimateGas: (job: CallJob): Promise<bigint> =>
-      withRunner(chain, limits, job, engine, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
+      withRunner(chain, limits, job, (c) => estimateGas(c, job.call, job.overrides.blockOverrides)),
     createAccessList: (job: CallJob): Promise<AccessListResult> =>
-      withRunner(chain, limits, job, engine, (c) => createAccessList(c, job.call)),
+      withRunner(chain, limits, job, (c) => createAccessList(c, job.call)),
   };
 }
 
@@ -81,8 +54,8 @@ function isPrecompileRange(to: Uint8Array | null | undefined): boolean {
 /**
  * eth_call and eth_estimateGas on the calling thread, on src/evm only, stopped at `deadline`
  * (performance.now() ms) by src/exec/watchdog.ts. Null where the job is not one to run inline (a
- * store without synchronous reads, a fork or request only ethereumjs serves, a call straight to a
- * precompile); an Interrupted rejection where it ran out of time: either way the job goes to a worker.
+ * call with blobs, a call straight to a precompile); an
+ * Interrupted rejection where it ran out of time: either way the job goes to a worker.
  */
 export function inlineCallJobs(chain: ChainReader, limits: CallLimits) {
   const inline = async <T>(
@@ -96,7 +69,7 @@ export function inlineCallJobs(chain: ChainReader, limits: CallLimits) {
       ...job.overrides,
       deadline,
     });
-    return session && run({ chain, limits, header: session.header, session });
+    return run({ chain, limits, header: session.header, session });
   };
   return {
     call: (job: CallJob, deadline: number): Promise<Uint8Array | null> =>

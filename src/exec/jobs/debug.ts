@@ -8,21 +8,13 @@ import {
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
+import { NotFound, RequestFailed } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
-import { defaultEngine, type Engine } from '../evmEngine.ts';
 import { replayOnEvm } from '../evmReplay.ts';
 import { EvmCallSession } from '../evmSession.ts';
 import { callMessage } from '../message.ts';
-import { replayBlock } from '../replay.ts';
-import { CallSession } from '../session.ts';
 import { createEvmGethTracer, type EvmGethTracer } from '../tracing/geth/evm.ts';
-import {
-  createGethTracer,
-  type GethTracer,
-  type GethTracerConfig,
-  type TxContext,
-} from '../tracing/geth/index.ts';
-import type { TxOutcome } from '../tracing/geth/types.ts';
+import type { GethTracerConfig, TxContext, TxOutcome } from '../tracing/geth/types.ts';
 
 /** debug_traceBlockBy* and debug_traceTransaction: a mined block replayed, one transaction or all traced. */
 export interface DebugTraceBlockJob {
@@ -43,29 +35,20 @@ export interface DebugTraceCallJob {
 
 const NO_PARITY_TRACES = { trace: false, stateDiff: false, vmTrace: false };
 const ZERO_ADDRESS = new Uint8Array(20);
-const IDLE = { frameStart() {}, frameEnd() {} };
 
-/**
- * geth's debug_trace* methods. Answers are encoded JSON. They run on `engine` where it can run them
- * (see replayOnEvm and EvmCallSession.openAt), else on ethereumjs.
- */
-export function debugJobs(chain: ChainReader, limits: CallLimits, engine: Engine = defaultEngine()) {
+/** geth's debug_trace* methods, on src/evm. Answers are encoded JSON. */
+export function debugJobs(chain: ChainReader, limits: CallLimits) {
   return {
-    debugTraceBlock: async (job: DebugTraceBlockJob): Promise<Uint8Array> =>
-      (engine === 'evm' ? await traceBlockOnEvm(chain, job) : null) ?? traceBlock(chain, job),
-    debugTraceCall: async (job: DebugTraceCallJob): Promise<Uint8Array> =>
-      (engine === 'evm' ? await traceCallOnEvm(chain, limits, job) : null) ?? traceCall(chain, limits, job),
+    debugTraceBlock: (job: DebugTraceBlockJob): Promise<Uint8Array> => traceBlock(chain, job),
+    debugTraceCall: (job: DebugTraceCallJob): Promise<Uint8Array> => traceCall(chain, limits, job),
   };
 }
 
-/** traceBlock on src/evm; null where it cannot run the block (ethereumjs answers then). */
-export async function traceBlockOnEvm(
-  chain: ChainReader,
-  job: DebugTraceBlockJob,
-): Promise<Uint8Array | null> {
+/** A block's transactions (or one of them) replayed and traced by a geth tracer. */
+async function traceBlock(chain: ChainReader, job: DebugTraceBlockJob): Promise<Uint8Array> {
   const block = await chain.block(job.blockHash);
-  // A missing block or the genesis: ethereumjs's path words the refusal.
-  if (!block || block.header.number === 0n) return null;
+  if (!block) throw new NotFound(`block ${toHex(job.blockHash)} not found`);
+  if (block.header.number === 0n) throw new RequestFailed('genesis is not traceable');
   const coinbase = block.header.coinbase.bytes;
   const tracers: Array<EvmGethTracer | undefined> = [];
   const replayed = await replayOnEvm(chain, block, NO_PARITY_TRACES, undefined, (tx, index, world, rules) => {
@@ -74,12 +57,11 @@ export async function traceBlockOnEvm(
     tracers[index] = tracer;
     return tracer;
   });
-  if (!replayed) return null;
   return blockAnswer(chain, job, replayed.txs, (index, outcome) => tracers[index]?.result(outcome));
 }
 
-/** The answer of a block's traces: one transaction's result, or each with its hash. */
-async function blockAnswer(
+/** The answer of a block's traces: one transaction's result, or each with its hash (the tests' oracle's too). */
+export async function blockAnswer(
   chain: ChainReader,
   job: DebugTraceBlockJob,
   txs: ReadonlyArray<{ hash: Uint8Array }>,
@@ -100,47 +82,17 @@ async function blockAnswer(
   return Buffer.from(JSON.stringify(results));
 }
 
-async function traceBlock(chain: ChainReader, job: DebugTraceBlockJob): Promise<Uint8Array> {
-  const block = await chain.block(job.blockHash);
-  const coinbase = block?.header.coinbase.bytes ?? ZERO_ADDRESS;
-  const tracers: Array<GethTracer | undefined> = [];
-  const replaying = replayBlock(chain, job.blockHash, NO_PARITY_TRACES, (tx, index, evm) => {
-    if (job.txIndex !== undefined && job.txIndex !== index) return IDLE;
-    const tracer = createGethTracer(job.config, txContext(tx, coinbase));
-    tracer.attach(evm);
-    tracers[index] = tracer;
-    return {
-      frameStart: (f) => tracer.frameStart(f),
-      frameEnd: (e) => tracer.frameEnd(e),
-      selfDestruct: (s) => tracer.selfDestruct?.(s),
-      // Right after the transaction, before the next one changes the state the tracer reads.
-      finish: () => tracer.detach(),
-    };
-  });
-  let replayed: Awaited<typeof replaying>;
-  try {
-    replayed = await replaying;
-  } catch (e) {
-    // A transaction that failed mid-way never reached `finish`: leave the reused EVM as it was.
-    for (const tracer of tracers) tracer?.detach();
-    throw e;
-  }
-  return blockAnswer(chain, job, replayed.txs, (index, outcome) => tracers[index]?.result(outcome));
-}
-
-/** traceCall on src/evm; null where it cannot run the call (ethereumjs answers then). */
-export async function traceCallOnEvm(
+/** One call traced by a geth tracer, with geth's eth_call semantics. */
+async function traceCall(
   chain: ChainReader,
   limits: CallLimits,
   job: DebugTraceCallJob,
-): Promise<Uint8Array | null> {
-  if (job.call.blobVersionedHashes !== undefined) return null;
+): Promise<Uint8Array> {
   const session = await EvmCallSession.openAt(chain, job.blockHash, {
     gasCap: limits.gasCap,
     ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
     ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
   });
-  if (!session) return null;
   const context = await callContext(job, limits, session, session.header.coinbase.bytes);
   // Made for each run of the call (a run stopped for missing state is run again from the start).
   let tracer: EvmGethTracer | null = null;
@@ -163,7 +115,7 @@ export async function traceCallOnEvm(
  * The message eth_call would run (geth's debug_traceCall builds it the same way), and what the
  * tracer is told before the call starts; the session builds the same message again to run it.
  */
-async function callContext(
+export async function callContext(
   job: DebugTraceCallJob,
   limits: CallLimits,
   session: { baseFee: bigint | undefined; account(address: Uint8Array): Promise<{ nonce: bigint }> },
@@ -194,34 +146,7 @@ async function callContext(
   return { call, tx };
 }
 
-async function traceCall(
-  chain: ChainReader,
-  limits: CallLimits,
-  job: DebugTraceCallJob,
-): Promise<Uint8Array> {
-  const { session, header } = await CallSession.openAt(chain, job.blockHash, {
-    gasCap: limits.gasCap,
-    ...(job.stateOverrides ? { stateOverrides: job.stateOverrides } : {}),
-    ...(job.blockOverrides ? { blockOverrides: job.blockOverrides } : {}),
-  });
-  try {
-    const { call, tx } = await callContext(job, limits, session, header.coinbase.bytes);
-    const tracer = createGethTracer(job.config, tx);
-    tracer.attach(session.evm);
-    let gasUsed: bigint;
-    try {
-      const outcome = await session.simulate(call, 0, tracer, { dialect: 'geth' });
-      gasUsed = outcome.gasSpent ?? outcome.gasUsed;
-    } finally {
-      tracer.detach();
-    }
-    return Buffer.from(JSON.stringify(await tracer.result({ gasUsed })));
-  } finally {
-    session.close();
-  }
-}
-
-function txContext(tx: TypedTransaction, coinbase: Uint8Array): TxContext {
+export function txContext(tx: TypedTransaction, coinbase: Uint8Array): TxContext {
   const from = tx.getSenderAddress().bytes;
   const creation = tx.to === undefined;
   return {

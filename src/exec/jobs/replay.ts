@@ -2,11 +2,11 @@
 // depends on every transaction before it) and answers in pieces the main thread can cache and slice
 // without parsing: one JSON text per transaction, or per flat trace entry.
 
+import type { Block } from '@ethereumjs/block';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { TraceTypes } from '../../core/call.ts';
 import { ChainRewound } from '../../core/errors.ts';
 import { toHex } from '../../primitives/hex.ts';
-import type { Engine } from '../evmEngine.ts';
 import { type ReplayedTx, replayBlock } from '../replay.ts';
 import { ConflictBoard, type PartBoard, PartConflict, type PartResult } from '../speculation.ts';
 import { vmTraceJson } from '../tracing/evmVmTrace.ts';
@@ -49,19 +49,19 @@ export interface FlatBlockTraces {
 
 const FLAT_TYPES: TraceTypes = { trace: true, stateDiff: false, vmTrace: false };
 
-/** The replay jobs; `engine` picks the EVM (by default the process's, see exec/evmEngine.ts). */
-export function replayJobs(chain: ChainReader, engine?: Engine) {
+/** The replay jobs. */
+export function replayJobs(chain: ChainReader) {
   return {
-    replayBlock: (job: ReplayBlockJob): Promise<ReplayedBlockJson> => replayBlockJson(chain, job, engine),
+    replayBlock: (job: ReplayBlockJob): Promise<ReplayedBlockJson> => replayBlockJson(chain, job),
     flatTraces: (job: { blockHash: Uint8Array }): Promise<FlatBlockTraces> =>
-      flatTraces(chain, job.blockHash, engine),
+      flatTraces(chain, job.blockHash),
     replayBlockPart: (job: ReplayPartJob): Promise<PartResult> => replayPart(chain, job),
   };
 }
 
 async function replayPart(chain: ChainReader, job: ReplayPartJob): Promise<PartResult> {
   try {
-    const { txs, access } = await replayBlock(chain, job.blockHash, job.types, undefined, {
+    const { txs, access } = await replayBlock(chain, job.blockHash, job.types, {
       indices: job.indices,
       ...(job.board === undefined ? {} : { board: new ConflictBoard(job.board, job.part ?? 0) }),
     });
@@ -75,7 +75,10 @@ async function replayPart(chain: ChainReader, job: ReplayPartJob): Promise<PartR
   }
 }
 
-function replayJson(tx: ReplayedTx): Uint8Array {
+/** One replayed transaction's answer; the tests' oracle (test/support/ethereumjsOracle) renders its own with it. */
+export function replayJson(
+  tx: Pick<ReplayedTx, 'hash' | 'output' | 'stateDiff' | 'trace'> & { vmTrace: object | null },
+): Uint8Array {
   // The vmTrace may be JSON text already (src/exec/tracing/evmVmTrace.ts): spliced in, in its place.
   const head = JSON.stringify({ output: toHex(tx.output), stateDiff: tx.stateDiff, trace: tx.trace });
   return Buffer.concat([
@@ -85,20 +88,24 @@ function replayJson(tx: ReplayedTx): Uint8Array {
   ]);
 }
 
-async function replayBlockJson(
-  chain: ChainReader,
-  job: ReplayBlockJob,
-  engine?: Engine,
-): Promise<ReplayedBlockJson> {
+async function replayBlockJson(chain: ChainReader, job: ReplayBlockJob): Promise<ReplayedBlockJson> {
   if (await isGenesis(chain, job.blockHash)) return [];
-  const { txs } = await replayBlock(chain, job.blockHash, job.types, undefined, undefined, engine);
+  const { txs } = await replayBlock(chain, job.blockHash, job.types);
   return txs.map(replayJson);
 }
 
-async function flatTraces(
+/**
+ * trace_block's entries of a block, its transactions replayed by `replay` (src/exec/replay.ts's
+ * replayBlock here; the tests' oracle passes its own).
+ */
+export async function flatTraces(
   chain: ChainReader,
   blockHash: Uint8Array,
-  engine?: Engine,
+  replay: (
+    chain: ChainReader,
+    blockHash: Uint8Array,
+    types: TraceTypes,
+  ) => Promise<{ block: Block; txs: ReadonlyArray<Pick<ReplayedTx, 'hash' | 'trace'>> }> = replayBlock,
 ): Promise<FlatBlockTraces> {
   const hash = toHex(blockHash);
   const number = await chain.store.getBlockNumber(blockHash);
@@ -106,7 +113,7 @@ async function flatTraces(
   const blockNumber = Number(number);
   // Genesis runs no transactions and pays no reward: nothing to trace, and nothing to replay on.
   if (number === 0n) return { blockHash: hash, blockNumber, txStart: [0], entries: [] };
-  const { block, txs } = await replayBlock(chain, blockHash, FLAT_TYPES, undefined, undefined, engine);
+  const { block, txs } = await replay(chain, blockHash, FLAT_TYPES);
   const entries: FlatEntry[] = [];
   const txStart: number[] = [];
   for (const [position, tx] of txs.entries()) {
@@ -176,6 +183,6 @@ function filterAddresses(trace: ParityTrace): { from: string | null; to: string 
   }
 }
 
-async function isGenesis(chain: ChainReader, blockHash: Uint8Array): Promise<boolean> {
+export async function isGenesis(chain: ChainReader, blockHash: Uint8Array): Promise<boolean> {
   return (await chain.store.getBlockNumber(blockHash)) === 0n;
 }

@@ -2,12 +2,13 @@ import type { FrameEnd as EvmFrameEnd, FrameStart as EvmFrameStart, EvmTracer } 
 import type { StateReader, WorldState } from '../../evm/state.ts';
 import { addressBytes, wordBytes } from '../../evm/words.ts';
 import { bytesKey } from '../../primitives/hex.ts';
-import type { AccountChange, AccountView } from '../overlayState.ts';
-import type { ExecutionTracer } from './hooks.ts';
+import type { AccountChange, AccountView } from '../stateAccess.ts';
+import type { ExecutionTracer } from './frames.ts';
 
-// The tracers of src/exec/tracing (Parity's, geth's) hear frames in the terms of tracing/hooks.ts,
-// which the ethereumjs path feeds; these adapters feed them from the EVM of src/evm, and record what a
-// stateDiff needs from its world state.
+// The tracers of src/exec/tracing (Parity's, geth's) hear frames in the terms of tracing/frames.ts,
+// which the ethereumjs path fed (the tests' oracle still does: test/support/ethereumjsOracle/hooks.ts);
+// these adapters feed them from the EVM of src/evm, and record what a stateDiff needs from its world
+// state.
 
 const CALL_DEPTH_LIMIT = 1024;
 
@@ -247,7 +248,7 @@ const hex40 = (address: bigint): string => address.toString(16).padStart(40, '0'
 const hex64 = (slot: bigint): string => slot.toString(16).padStart(64, '0');
 
 /**
- * What an execution read and changed, as `accessKeys` (src/exec/overlayState.ts) names the pieces of
+ * What an execution read and changed, as `accessKeys` (src/exec/stateAccess.ts) names the pieces of
  * state, for speculative parallel execution (src/exec/speculation.ts). Reads come from the world
  * state's read observer; `unnoted` is an account whose reads outside any frame are not noted (a
  * replay's coinbase, which every transaction's fee payment reads).

@@ -6,8 +6,8 @@ import { toHex } from '../../primitives/hex.ts';
 import { chargeOutput } from '../responseLimit.ts';
 import { MEM_WRITTEN, type MemWindow, PUSHED, SSTORE } from './vmTraceOps.ts';
 
-// The vmTrace (OpenEthereum's, src/exec/tracing/vmTrace.ts) recorded on the EVM of src/evm from its
-// step hook, byte for byte what the ethereumjs path records, written straight as JSON bytes: no
+// The vmTrace (OpenEthereum's) recorded on the EVM of src/evm from its step hook, byte for byte
+// what the ethereumjs path recorded (test/support/ethereumjsOracle/vmTrace.ts, the tests' oracle), written straight as JSON bytes: no
 // tree of objects to build and then stringify. An op is noted at its step; what it did (gas left,
 // items pushed, the memory window written) is read at the next step of its frame, or at the frame's
 // end for the op that ended it, and the op is rendered then (its subtrace, if any, has ended by
@@ -16,7 +16,7 @@ import { MEM_WRITTEN, type MemWindow, PUSHED, SSTORE } from './vmTraceOps.ts';
 // before the next step.
 //
 // An op that fails is shown with `ex: null` and the cost the ethereumjs path showed, which is what
-// ethereumjs's gas handler computed for it before the failure (src/exec/tracing/vmTrace.ts records
+// ethereumjs's gas handler computed for it before the failure (the oracle's vmTrace.ts records
 // it): its constant fee when the handler itself refuses the op (a CALL without the gas, a state
 // change in a static frame, SSTORE under its EIP-2200 sentry, stack errors), or else the whole
 // price of the op, also past the gas left. src/evm stops charging at the first shortfall, so that
@@ -293,7 +293,8 @@ class JsonWriter {
 
 /**
  * Records the vmTrace of one transaction or call on src/evm (an EvmTracer with a step hook): the
- * JSON of the tree VmTracer (src/exec/tracing/vmTrace.ts) makes on ethereumjs.
+ * JSON of the tree the ethereumjs path's VmTracer made (now the tests' oracle,
+ * test/support/ethereumjsOracle/vmTrace.ts).
  */
 export class EvmVmTracer {
   private root: Uint8Array | null = null;

@@ -1,6 +1,6 @@
 import { quantityToHex, toHex } from '../../primitives/hex.ts';
 import { chargeOutput } from '../responseLimit.ts';
-import type { ExecutionTracer, FrameEnd, FrameError, FrameStart, SelfDestruct } from './hooks.ts';
+import type { ExecutionTracer, FrameEnd, FrameError, FrameStart, SelfDestruct } from './frames.ts';
 
 /** Parity (OpenEthereum) error strings, as Reth and Infura print them. */
 const PARITY_ERRORS: Record<FrameError, string> = {

@@ -1,5 +1,5 @@
 import { quantityToHex, toHex, wordHex } from '../../primitives/hex.ts';
-import type { AccountChange } from '../overlayState.ts';
+import type { AccountChange } from '../stateAccess.ts';
 
 type Delta = '=' | { '+': string } | { '-': string } | { '*': { from: string; to: string } };
 

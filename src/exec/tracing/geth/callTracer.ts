@@ -1,12 +1,10 @@
-import type { EVM } from '@ethereumjs/evm';
 import { setLengthLeft } from '@ethereumjs/util';
 import { quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
 import { chargeOutput } from '../../responseLimit.ts';
 import { revertReason } from '../../revertReason.ts';
-import type { FrameEnd, FrameKind, FrameStart, SelfDestruct } from '../hooks.ts';
+import type { ExecutionTracer, FrameEnd, FrameKind, FrameStart, SelfDestruct } from '../frames.ts';
 import { gethErrorText } from './errors.ts';
-import { EvmPatch } from './evmPatch.ts';
-import type { GethTracer, TxContext, TxOutcome } from './types.ts';
+import type { TxContext, TxOutcome } from './types.ts';
 
 /** geth's callFrame JSON (eth/tracers/native/call.go). */
 interface CallFrame {
@@ -49,9 +47,7 @@ const TYPES: Record<FrameKind, string> = {
   create2: 'CREATE2',
 };
 
-/** LOG0 … LOG4, indexed by their topic count. */
-const LOG_OPS = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4];
-const EMPTY = new Uint8Array();
+const _EMPTY = new Uint8Array();
 
 // The least JSON a call frame renders to (type, from, to, gas, gasUsed, input, value).
 const FRAME_MIN_JSON_BYTES = 120;
@@ -62,35 +58,16 @@ const FRAME_MIN_JSON_BYTES = 120;
  * it emitted, placed among its calls. The top frame has the transaction's gas limit and the
  * receipt's gas used (intrinsic gas and refunds included), as geth reports them.
  */
-export class CallTracer implements GethTracer {
+export class CallTracer implements ExecutionTracer {
   private readonly stack: Open[] = [];
   private root: Open | null = null;
   /** Frames entered, counted also when `onlyTopCall` leaves them out. */
   private depth = 0;
-  private patch: EvmPatch | null = null;
 
   constructor(
     private readonly tx: TxContext,
     private readonly config: { onlyTopCall: boolean; withLog: boolean },
   ) {}
-
-  attach(evm: EVM): void {
-    if (!this.config.withLog) return;
-    const patch = new EvmPatch(evm);
-    this.patch = patch;
-    // LOGn takes offset, size and n topics: each op is wrapped with its own count, since the stack
-    // below its arguments belongs to the contract, not to the log.
-    for (const [topicCount, op] of LOG_OPS.entries()) {
-      patch.afterOp([op], 2 + topicCount, (runState, args) => {
-        const [offset = 0n, size = 0n, ...topics] = args;
-        this.log(
-          runState.interpreter.getAddress().bytes,
-          topics,
-          size === 0n ? EMPTY : runState.memory.read(Number(offset), Number(size)),
-        );
-      });
-    }
-  }
 
   /** A log the running frame emitted (its op succeeded); kept with `withLog` only. */
   log(address: Uint8Array, topics: readonly bigint[], data: Uint8Array): void {
@@ -102,11 +79,6 @@ export class CallTracer implements GethTracer {
       data: data.length === 0 ? '0x' : toHex(data),
       position: quantityToHex(open.calls.length),
     });
-  }
-
-  detach(): void {
-    this.patch?.restore();
-    this.patch = null;
   }
 
   frameStart(start: FrameStart): void {

@@ -1,4 +1,4 @@
-import type { FrameEnd, FrameError } from '../hooks.ts';
+import type { FrameEnd, FrameError } from '../frames.ts';
 import { opName } from '../vmTraceOps.ts';
 
 // geth's EVM error texts (core/vm/errors.go), by failure kind. Where geth adds the failing op or

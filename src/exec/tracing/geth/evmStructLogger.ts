@@ -13,7 +13,7 @@ import {
   type StructLog,
   structLogBytes,
   toJson,
-} from './structLogger.ts';
+} from './structLog.ts';
 import type { StructLoggerOptions, TxOutcome } from './types.ts';
 
 const SLOAD = 0x54;
@@ -75,9 +75,10 @@ interface Frame {
 }
 
 /**
- * geth's struct logger on the EVM of src/evm, answering what StructLogger (structLogger.ts) answers
- * on ethereumjs. The interpreter's step hook gives each op's registers before it runs; its cost is
- * the gas the frame's next step finds missing, or, for a CALL or CREATE, what the op reports paying
+ * geth's struct logger on the EVM of src/evm, answering what the ethereumjs path's StructLogger (now
+ * the tests' oracle, test/support/ethereumjsOracle/geth/structLogger.ts) answered. The
+ * interpreter's step hook gives each op's registers before it runs; its cost is the gas the
+ * frame's next step finds missing, or, for a CALL or CREATE, what the op reports paying
  * (`callCost`), or what is left when the frame ends. Only what the options ask for is copied out of
  * the live stack and memory. Slots come from the world state, read as the op runs.
  */

@@ -1,32 +1,15 @@
-import type { EVM, InterpreterStep, Message } from '@ethereumjs/evm';
-import {
-  bigIntToBytes,
-  equalsBytes,
-  generateAddress,
-  generateAddress2,
-  setLengthLeft,
-} from '@ethereumjs/util';
-import { afterSettled } from '../../../core/caught.ts';
+import { bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import type { ForkRules } from '../../../evm/forks.ts';
 import type { EvmTracer } from '../../../evm/hooks.ts';
 import type { WorldState } from '../../../evm/state.ts';
 import { addressBytes, bytesToBigint } from '../../../evm/words.ts';
 import { bigintWord, quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
-import type { FrameEnd, FrameStart } from '../hooks.ts';
-import { EvmPatch, type RunState } from './evmPatch.ts';
-import {
-  type AccountState,
-  type GethTracer,
-  type StateReader,
-  settled,
-  stateReader,
-  type TxContext,
-} from './types.ts';
+import { type AccountState, type StateReader, settled, type TxContext } from './types.ts';
 
 interface Looked {
   address: Uint8Array;
   account: Promise<AccountState>;
-  /** On src/evm, the account as read (synchronously). */
+  /** The account as read (synchronously). */
   now?: AccountState;
   storage: Map<string, { slot: Uint8Array; value: Promise<Uint8Array> }>;
 }
@@ -62,15 +45,13 @@ const DELEGATION_LENGTH = 23;
  * transaction that delegates or re-delegates its recipient lists the delegate it had, not the new
  * one), and the delegate of the account each CALL-family op names, as it is at that op.
  */
-export class PrestateTracer implements GethTracer {
+export class PrestateTracer {
   private readonly pre = new Map<string, Looked>();
   private readonly created = new Set<string>();
   private readonly deleted = new Set<string>();
   private reader: StateReader | null = null;
-  private evm: EVM | null = null;
   private delegations = false;
-  private patch: EvmPatch | null = null;
-  /** On src/evm: reads an account as it is now. */
+  /** Reads an account as it is now. */
   private now: ((address: Uint8Array) => AccountState) | null = null;
   private post: Map<
     string,
@@ -82,19 +63,6 @@ export class PrestateTracer implements GethTracer {
     private readonly config: { diffMode: boolean; disableCode: boolean; disableStorage: boolean },
   ) {}
 
-  attach(evm: EVM): void {
-    this.evm = evm;
-    this.reader = stateReader(evm);
-    this.delegations = evm.common.isActivatedEIP(7702);
-    this.start();
-    evm.events.on('step', this.onStep);
-    evm.events.on('beforeMessage', this.onMessage);
-    if (this.delegations) {
-      this.patch = new EvmPatch(evm);
-      this.patch.beforeAsyncOp([...CALL_OPS], 5, this.beforeCall);
-    }
-  }
-
   /** geth's OnTxStart, before the sender pays for gas. */
   private start(): void {
     if (this.tx.creation) this.created.add(toHex(this.tx.to));
@@ -105,8 +73,8 @@ export class PrestateTracer implements GethTracer {
   }
 
   /**
-   * On the EVM of src/evm: the hooks that make the lookups ethereumjs's events make (see `attach`),
-   * reading `world` as each happens. Called as the transaction starts; `finish` ends it.
+   * The EVM's hooks that make geth's lookups, reading `world` as each happens. Called as the
+   * transaction starts; `finish` ends it.
    */
   evmTracer(world: WorldState, rules: ForkRules): EvmTracer {
     const read = (address: Uint8Array): AccountState => {
@@ -132,7 +100,8 @@ export class PrestateTracer implements GethTracer {
     return {
       frameStart: (start) => {
         if (start.depth === 0) {
-          // The recipient's delegate, from its code as the transaction started (see onMessage).
+          // geth reads the recipient's delegate at the start of the transaction, from its code then
+          // (read by `start`).
           const recipient = this.pre.get(toHex(this.tx.to))?.now;
           const target = recipient && delegationTarget(recipient.code);
           if (this.delegations && !this.tx.creation && target) this.lookupAccount(target);
@@ -170,19 +139,8 @@ export class PrestateTracer implements GethTracer {
     };
   }
 
-  /** On src/evm, right after the transaction: geth's OnTxEnd (see `detach`). */
+  /** Right after the transaction: geth's OnTxEnd. */
   finish(): void {
-    this.readPost();
-  }
-
-  detach(): void {
-    const evm = this.evm;
-    if (!evm) return;
-    evm.events.off('step', this.onStep);
-    evm.events.off('beforeMessage', this.onMessage);
-    this.patch?.restore();
-    this.patch = null;
-    this.evm = null;
     this.readPost();
   }
 
@@ -199,82 +157,6 @@ export class PrestateTracer implements GethTracer {
       }
     }
   }
-
-  frameStart(_start: FrameStart): void {}
-  frameEnd(_end: FrameEnd): void {}
-
-  private readonly onStep = (step: InterpreterStep): void => {
-    const code = step.opcode.code;
-    const stack = step.stack;
-    const top = stack[stack.length - 1];
-    if (top === undefined) return;
-    if (code === SLOAD || code === SSTORE) {
-      this.lookupStorage(step.address.bytes, top);
-    } else if (ADDRESS_OPS.has(code)) {
-      this.lookupAccount(addressOf(top));
-      if (code === SELFDESTRUCT) this.deleted.add(step.address.toString());
-    } else if (CALL_OPS.has(code) && stack.length >= 5) {
-      this.lookupAccount(addressOf(stack[stack.length - 2] ?? 0n));
-    }
-  };
-
-  /**
-   * Before a CALL-family op runs (the EVM waits for it, so nothing changes meanwhile): the callee's
-   * code as it is now, the transaction may have delegated it since it started, and its delegate.
-   */
-  private readonly beforeCall = (_runState: RunState, args: bigint[]): Promise<void> => {
-    // As the step listener: geth looks at a CALL with at least five stack items.
-    if (args.length < 5 || !this.reader) return Promise.resolve();
-    return this.lookupDelegate(this.reader.account(addressOf(args[1] ?? 0n)));
-  };
-
-  /** Looks up the delegate the account (once read) designates, if it is an EIP-7702 account. */
-  private lookupDelegate(account: Promise<AccountState>): Promise<void> {
-    // The read's failure fails the replay that made it; `result` would report it for a tracked read.
-    return afterSettled(
-      account.then((a) => {
-        const target = delegationTarget(a.code);
-        if (target) this.lookupAccount(target);
-      }),
-    );
-  }
-
-  /**
-   * Creations are looked up as their frame starts (awaited: the listener takes `resolve`), when the
-   * creator's nonce, which names the new address, can be read and the address is still untouched.
-   */
-  private readonly onMessage = (message: Message, resolve?: (result?: unknown) => void): void => {
-    const done = () => resolve?.();
-    if (message.depth === 0) {
-      // geth reads the recipient's delegate at the start of the transaction, from its code then
-      // (read in `attach`). Nothing between then and the top frame's start changes an account that
-      // is not the sender, the coinbase or an authority, all read in `attach` already.
-      const recipient = this.pre.get(toHex(this.tx.to));
-      if (this.delegations && !this.tx.creation && recipient) {
-        this.lookupDelegate(recipient.account).finally(done);
-        return;
-      }
-      done();
-      return;
-    }
-    if (message.to !== undefined || !this.reader) {
-      done();
-      return;
-    }
-    const caller = message.caller.bytes;
-    const address = message.salt
-      ? Promise.resolve(generateAddress2(caller, setLengthLeft(message.salt, 32), message.data))
-      : this.reader
-          .account(caller)
-          // ethereumjs has raised the creator's nonce by the time the message starts.
-          .then((a) => generateAddress(caller, bigIntToBytes(a.nonce - 1n)));
-    address
-      .then((a) => {
-        this.created.add(toHex(a));
-        this.lookupAccount(a);
-      })
-      .finally(done);
-  };
 
   private lookupAccount(address: Uint8Array): void {
     const key = toHex(address);

@@ -1,8 +1,15 @@
 import type { EVM } from '@ethereumjs/evm';
-import { toHex } from '../../primitives/hex.ts';
-import { chargeOutput } from '../responseLimit.ts';
+import { chargeOutput } from '../../../src/exec/responseLimit.ts';
+import {
+  FORWARDS_GAS,
+  MEM_WRITTEN,
+  type MemWindow,
+  opName,
+  PUSHED,
+  SSTORE,
+} from '../../../src/exec/tracing/vmTraceOps.ts';
+import { toHex } from '../../../src/primitives/hex.ts';
 import type { ExecutionTracer, FrameStart } from './hooks.ts';
-import { FORWARDS_GAS, MEM_WRITTEN, type MemWindow, opName, PUSHED, SSTORE } from './vmTraceOps.ts';
 
 /** OpenEthereum's vmTrace of one call, plus the `op` mnemonic (as Erigon and Reth add it). */
 export interface VmTrace {

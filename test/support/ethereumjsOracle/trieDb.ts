@@ -1,6 +1,6 @@
 import type { BatchDBOp, DB, EncodingOpts } from '@ethereumjs/util';
 import { unprefixedHexToBytes } from '@ethereumjs/util';
-import type { ChainStore } from '../store/types.ts';
+import type { ChainStore } from '../../../src/store/types.ts';
 
 // MerkleStateManager keeps code in the trie database under "c" ‖ codeHash (33 bytes, 66 hex chars);
 // trie nodes are keyed by their 32-byte hash. The prefix tells them apart.

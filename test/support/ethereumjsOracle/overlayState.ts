@@ -9,8 +9,11 @@ import {
   KECCAK256_RLP,
   unpadBytes,
 } from '@ethereumjs/util';
-import { keccak256 } from '../primitives/keccak.ts';
-import type { BlockRef, ChainStore, FlatAccount } from '../store/types.ts';
+import { type AccountChange, type AccountView, accessKeys } from '../../../src/exec/stateAccess.ts';
+import { keccak256 } from '../../../src/primitives/keccak.ts';
+import type { BlockRef, ChainStore, FlatAccount } from '../../../src/store/types.ts';
+
+export type { AccountChange, AccountView };
 
 /** Where the state under the overlay comes from: the flat history as of one block. */
 export interface StateSource {
@@ -42,21 +45,6 @@ type JournalEntry =
       wasCleared: boolean;
       slots: Map<string, Uint8Array> | undefined;
     };
-
-/** What one account looked like before and after a stretch of execution, for stateDiff. */
-export interface AccountChange {
-  address: Uint8Array;
-  before: AccountView | null;
-  after: AccountView | null;
-  /** Slots written, hex slot → [before, after] (minimal bytes, empty = zero). */
-  storage: Map<string, { slot: Uint8Array; before: Uint8Array; after: Uint8Array }>;
-}
-
-export interface AccountView {
-  nonce: bigint;
-  balance: bigint;
-  code: Uint8Array;
-}
 
 /**
  * An EVM state manager over the state of one block: reads fall through to the flat history (cached
@@ -421,18 +409,6 @@ export class OverlayStateManager implements StateManagerInterface {
     return false;
   }
 }
-
-/**
- * Names for the pieces of state an execution reads and changes, compared across executions: an
- * account is its unprefixed hex address, a slot `address:slot`, and a storage wipe `address!` (a
- * read of any of the account's slots depends on it).
- */
-export const accessKeys = {
-  slot: (owner: string, slotKey: string): string => `${owner}:${slotKey}`,
-  wipe: (owner: string): string => `${owner}!`,
-  /** The wipe key a slot key depends on. */
-  wipeOf: (slotKey: string): string => `${slotKey.slice(0, 40)}!`,
-};
 
 function sameAccount(a: Account | null, b: Account | null): boolean {
   if (a === null || b === null) return a === b;

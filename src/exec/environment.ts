@@ -1,22 +1,12 @@
 import { type Block, type BlockHeader, createBlock, paramsBlock } from '@ethereumjs/block';
-import { type Common, Hardfork, type StateManagerInterface } from '@ethereumjs/common';
-import { type EVM, paramsEVM } from '@ethereumjs/evm';
+import { type Common, Hardfork } from '@ethereumjs/common';
 import { paramsTx } from '@ethereumjs/tx';
-import type { Account, Address } from '@ethereumjs/util';
-import { createVM, paramsVM, type VM } from '@ethereumjs/vm';
-import { canonicalBlockHashes } from '../chain/blockHashes.ts';
-import type { ChainReader } from '../chain/reader.ts';
 import type { BlockOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
 import { bytesKey } from '../primitives/hex.ts';
-import { fastOpcodes, patchInterpreter } from './evmSpeedups.ts';
-import { OverlayStateManager } from './overlayState.ts';
-import { notePrecompileFailures } from './precompileFailure.ts';
-import { TraceHooks } from './tracing/hooks.ts';
 
-// What makes simulation cheap to set up: one Common per fork with every package's parameters in
-// place, one reusable VM per fork whose state manager forwards to the request's overlay, and the
-// environment blocks of recent blocks.
+// What a simulated call's environment is made of: one Common per fork with the block and
+// transaction parameters in place, and the environment blocks of recent blocks.
 
 // The EIP-7825 cap (2^24 gas per transaction) does not bind simulated calls: Reth lifts it for
 // calls as well, and the configured gas cap is the limit there.
@@ -35,127 +25,25 @@ const simulationCommons = new WeakMap<Common, Common>();
 
 /**
  * The fork's rules with the per-transaction gas cap lifted (see UNCAPPED_TX_GAS), made once per fork.
- * Every transaction, block and VM built on a Common copies it and re-merges its package's parameters
+ * Every transaction and block built on a Common copies it and re-merges its package's parameters
  * into the copy, which rebuilds the whole parameter cache: measured, that was a quarter of a
- * 200-call trace_callMany. This Common gets all of those parameters once, and an `updateParams` that
- * does nothing, as an own property so that the copies inherit it.
+ * 200-call trace_callMany. This Common gets those parameters once, and an `updateParams` that does
+ * nothing, as an own property so that the copies inherit it.
  */
 export function simulationCommon(forkCommon: Common): Common {
   let common = simulationCommons.get(forkCommon);
   if (!common) {
     common = forkCommon.copy();
-    // Common.copy() shares the parameter table: give the copy its own before changing it.
+    // Common.copy() shares the parameter table (its `_params`, which updateParams writes into):
+    // give the copy its own before changing it, or the chain's Common would change too.
     const internals = common as unknown as { _params: Record<string, unknown> };
     internals._params = structuredClone(internals._params);
     common.updateParams(paramsBlock);
-    common.updateParams(paramsEVM);
-    common.updateParams(paramsVM);
     common.updateParams(SIMULATION_TX_PARAMS);
     Object.defineProperty(common, 'updateParams', { value: () => {}, enumerable: true, writable: false });
-    // The fork never changes on this Common, so the EVM's per-opcode fork and EIP checks (a list
-    // scan each) can be answered from a set and a memo.
-    const eips = new Set((common as unknown as { _activatedEIPsCache: number[] })._activatedEIPsCache);
-    const gteHardfork = common.gteHardfork.bind(common);
-    const forks = new Map<string, boolean>();
-    Object.defineProperty(common, 'isActivatedEIP', {
-      // The set is the original's whole answer: its list holds the fork's EIPs and the extra ones.
-      value: (eip: number) => eips.has(eip),
-      enumerable: true,
-    });
-    Object.defineProperty(common, 'gteHardfork', {
-      value: (fork: string) => {
-        let answer = forks.get(fork);
-        if (answer === undefined) {
-          answer = gteHardfork(fork);
-          forks.set(fork, answer);
-        }
-        return answer;
-      },
-      enumerable: true,
-    });
     simulationCommons.set(forkCommon, common);
   }
   return common;
-}
-
-/**
- * An EVM with its trace hooks, kept per fork and reused: making a VM costs more than a small call.
- * Its state manager forwards to the overlay of the request that holds it; a machine serves one
- * request at a time, and a request that finds it busy gets a fresh one.
- */
-export interface Machine {
-  vm: VM;
-  hooks: TraceHooks;
-  state: ForwardingState;
-  busy: boolean;
-}
-
-const idleMachines = new WeakMap<Common, Machine>();
-
-export async function acquireMachine(
-  common: Common,
-  chain: ChainReader,
-  overlay: OverlayStateManager,
-): Promise<Machine> {
-  let machine = idleMachines.get(common);
-  if (!machine || machine.busy) {
-    const state = new ForwardingState(overlay);
-    const vm = await createVM({
-      common,
-      stateManager: state as unknown as StateManagerInterface,
-      blockchain: canonicalBlockHashes(chain.store),
-    });
-    await patchInterpreter();
-    fastOpcodes(vm.evm as EVM);
-    notePrecompileFailures(vm.evm as EVM);
-    machine = { vm, hooks: new TraceHooks(vm.evm as EVM), state, busy: false };
-    if (!idleMachines.has(common)) idleMachines.set(common, machine);
-  }
-  machine.state.target = overlay;
-  machine.busy = true;
-  return machine;
-}
-
-export function releaseMachine(machine: Machine): void {
-  machine.busy = false;
-  // An idle machine must not keep the request's overlay (its caches and journal) alive: freed now,
-  // it dies young, instead of being promoted and left for a full collection.
-  machine.state.target = DETACHED;
-}
-
-/** What an idle machine's state points at: no state, and any use of it is a bug. */
-const DETACHED = new OverlayStateManager({
-  account: () => Promise.reject(new Error('state used after its machine was released')),
-  storage: () => Promise.reject(new Error('state used after its machine was released')),
-  code: () => Promise.reject(new Error('state used after its machine was released')),
-});
-
-/** The state manager a reused VM holds: every call goes to the current request's overlay. */
-class ForwardingState {
-  constructor(public target: OverlayStateManager) {}
-  get originalStorageCache() {
-    return this.target.originalStorageCache;
-  }
-  getAccount = (a: Address) => this.target.getAccount(a);
-  putAccount = (a: Address, account?: Account) => this.target.putAccount(a, account);
-  deleteAccount = (a: Address) => this.target.deleteAccount(a);
-  modifyAccountFields = (a: Address, f: Parameters<OverlayStateManager['modifyAccountFields']>[1]) =>
-    this.target.modifyAccountFields(a, f);
-  putCode = (a: Address, code: Uint8Array) => this.target.putCode(a, code);
-  getCode = (a: Address) => this.target.getCode(a);
-  getCodeSize = (a: Address) => this.target.getCodeSize(a);
-  getStorage = (a: Address, k: Uint8Array) => this.target.getStorage(a, k);
-  putStorage = (a: Address, k: Uint8Array, v: Uint8Array) => this.target.putStorage(a, k, v);
-  clearStorage = (a: Address) => this.target.clearStorage(a);
-  checkpoint = () => this.target.checkpoint();
-  commit = () => this.target.commit();
-  revert = () => this.target.revert();
-  flush = () => this.target.flush();
-  getStateRoot = () => this.target.getStateRoot();
-  setStateRoot = () => this.target.setStateRoot();
-  hasStateRoot = () => this.target.hasStateRoot();
-  clearCaches = () => this.target.clearCaches();
-  shallowCopy = () => this.target.shallowCopy();
 }
 
 // Environment blocks of recent blocks: rebuilding a Block from its header on each request is costly.

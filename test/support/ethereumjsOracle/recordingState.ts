@@ -2,7 +2,7 @@ import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { Caches, MerkleStateManager, type MerkleStateManagerOpts } from '@ethereumjs/statemanager';
 import { type Account, type Address, bytesToUnprefixedHex, equalsBytes, unpadBytes } from '@ethereumjs/util';
-import type { BlockWrite } from '../store/types.ts';
+import type { BlockWrite } from '../../../src/store/types.ts';
 
 export type StateChanges = Pick<BlockWrite, 'accounts' | 'storage' | 'storageWipes'>;
 

@@ -1,5 +1,4 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
-import type { Common } from '@ethereumjs/common';
 import { type EVM, getActivePrecompiles, type InterpreterStep } from '@ethereumjs/evm';
 import {
   Account,
@@ -13,11 +12,29 @@ import {
   toChecksumAddress,
 } from '@ethereumjs/util';
 import { type RunTxResult, runTx, type VM } from '@ethereumjs/vm';
-import type { ChainReader } from '../chain/reader.ts';
-import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
-import { NotFound, RequestFailed } from '../core/errors.ts';
-import { StoreInconsistentError } from '../store/errors.ts';
-import { CallValidationError } from './callValidation.ts';
+import type { ChainReader } from '../../../src/chain/reader.ts';
+import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../../../src/core/call.ts';
+import { NotFound } from '../../../src/core/errors.ts';
+import { CallValidationError } from '../../../src/exec/callValidation.ts';
+import { callMessage, checkGethFees, type Dialect } from '../../../src/exec/message.ts';
+import { OutputLimitExceeded } from '../../../src/exec/responseLimit.ts';
+import {
+  type CallFailure,
+  checkSameFork,
+  type OpListener,
+  type SimulatedCall,
+  type StateAccess,
+} from '../../../src/exec/sessionTypes.ts';
+import {
+  bigMax,
+  blobGas,
+  callTransaction,
+  effectivePrice,
+  firstLine,
+  floorGas,
+} from '../../../src/exec/transaction.ts';
+import { StoreInconsistentError } from '../../../src/store/errors.ts';
+import { allOf, type ExecutionTracer, failedOpOf, normaliseError, type TraceHooks } from './hooks.ts';
 import {
   acquireMachine,
   blockEnvironment,
@@ -28,51 +45,9 @@ import {
   setBlobBaseFee,
   simulationCommon,
 } from './machine.ts';
-import { callMessage, checkGethFees, type Dialect } from './message.ts';
 import { OverlayStateManager, stateAtBlock } from './overlayState.ts';
 import { precompileFailure } from './precompileFailure.ts';
-import { OutputLimitExceeded } from './responseLimit.ts';
-import {
-  allOf,
-  type ExecutionTracer,
-  type FrameEnd,
-  type FrameError,
-  failedOpOf,
-  normaliseError,
-  type TraceHooks,
-} from './tracing/hooks.ts';
-import { ParityTracers, type ParityTraces } from './tracing/traceTypes.ts';
-import { bigMax, blobGas, callTransaction, effectivePrice, firstLine, floorGas } from './transaction.ts';
-
-/** What a stretch of execution read and changed, as `accessKeys` names the pieces of state. */
-export interface StateAccess {
-  reads: string[];
-  writes: string[];
-}
-
-/** One call's outcome in the shape trace_callMany serves (domain values; formatted at the edge). */
-export interface CallTrace extends ParityTraces {
-  output: Uint8Array;
-}
-
-export interface SimulatedCall {
-  output: Uint8Array;
-  /** Gas the call used including intrinsic gas, before refunds (what a gas estimate builds on). */
-  gasUsed: bigint;
-  /** Gas used after refunds (at least EIP-7623's floor): what a receipt would say; null if it never ran. */
-  gasSpent: bigint | null;
-  failed: boolean;
-  /** How the call failed in the EVM, when it ran and failed. */
-  failure?: CallFailure;
-}
-
-/** A failed call's error, with what geth's words for it need (tracing/geth/errors.ts gethErrorText). */
-export interface CallFailure {
-  kind: FrameError;
-  failedOp?: FrameEnd['failedOp'];
-  /** A precompile's own failure, in geth's words. */
-  precompileError?: string;
-}
+import { ParityTracers, type ParityTraces } from './traceTypes.ts';
 
 /**
  * How the call failed in ethereumjs, in the EVM's own terms. A call to a precompile that failed is
@@ -92,6 +67,11 @@ function ethereumjsFailure(result: RunTxResult): CallFailure | undefined {
   return failedOp ? { kind, failedOp } : { kind };
 }
 
+/** One call's outcome in the shape trace_callMany serves (its vmTrace a tree of objects here). */
+export interface CallTrace extends ParityTraces {
+  output: Uint8Array;
+}
+
 /** How `simulate` runs one call; the defaults are trace_call's (Reth's) semantics. */
 export interface SimulateOptions {
   /**
@@ -105,12 +85,6 @@ export interface SimulateOptions {
   /** Sees each opcode before it runs; while set, the EVM builds a step object per opcode. */
   onOp?: OpListener;
 }
-
-/**
- * Sees each opcode before it runs (createAccessList's recorder): the op, the account whose code
- * runs (its storage's owner), and the stack as `stack[0..sp)` with its top at `sp − 1`.
- */
-export type OpListener = (op: number, address: bigint, stack: readonly bigint[], sp: number) => void;
 
 /**
  * Calls simulated in order on the state after one block, with that block's environment (number,
@@ -470,32 +444,7 @@ export class CallSession {
   }
 }
 
-/**
- * A block override's number and time must leave the block in its fork: the session runs the
- * block's fork rules, and running another fork's block under them would answer wrongly. The
- * parameters are well-formed, so this is the server declining (RequestFailed), not a bad parameter.
- */
-export function checkSameFork(
-  chain: ChainReader,
-  header: BlockHeader,
-  common: Common,
-  number: bigint,
-  time: bigint,
-) {
-  let fork: string;
-  try {
-    fork = chain.commonAt(number, time).hardfork();
-  } catch (e) {
-    throw new RequestFailed(
-      `block overrides: number ${number} and time ${time} name no valid fork (${e instanceof Error ? e.message : String(e)})`,
-    );
-  }
-  if (fork !== common.hardfork()) {
-    throw new RequestFailed(
-      `block overrides: number ${number} and time ${time} are in fork ${fork}, block ${header.number} is in ${common.hardfork()}; overrides may not change the fork`,
-    );
-  }
-}
-
 /** EIP-7702's delegation designator: code `0xef0100 ‖ address`. */
 const DELEGATION_PREFIX = Uint8Array.from([0xef, 0x01, 0x00]);
+
+export type { CallFailure, OpListener, SimulatedCall, StateAccess };

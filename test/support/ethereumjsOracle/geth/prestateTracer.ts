@@ -1,0 +1,323 @@
+import type { EVM, InterpreterStep, Message } from '@ethereumjs/evm';
+import {
+  bigIntToBytes,
+  equalsBytes,
+  generateAddress,
+  generateAddress2,
+  setLengthLeft,
+} from '@ethereumjs/util';
+import { bigintWord, quantityToHex, toHex, wordHex } from '../../../../src/primitives/hex.ts';
+import type { FrameEnd, FrameStart } from '../hooks.ts';
+import { EvmPatch, type RunState } from './evmPatch.ts';
+import {
+  type AccountState,
+  type GethTracer,
+  type StateReader,
+  settled,
+  stateReader,
+  type TxContext,
+} from './types.ts';
+
+interface Looked {
+  address: Uint8Array;
+  account: Promise<AccountState>;
+  storage: Map<string, { slot: Uint8Array; value: Promise<Uint8Array> }>;
+}
+
+interface AccountJson {
+  balance?: string;
+  code?: string;
+  nonce?: number;
+  storage?: Record<string, string>;
+}
+
+const SLOAD = 0x54;
+const SSTORE = 0x55;
+const BALANCE = 0x31;
+const EXTCODESIZE = 0x3b;
+const EXTCODECOPY = 0x3c;
+const EXTCODEHASH = 0x3f;
+const SELFDESTRUCT = 0xff;
+const CALL_OPS = new Set([0xf1, 0xf2, 0xf4, 0xfa]);
+const ADDRESS_OPS = new Set([BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT]);
+/** EIP-7702's delegation designator: the whole code of a delegated account is `0xef0100 ‖ address`. */
+const DELEGATION_PREFIX = [0xef, 0x01, 0x00];
+const DELEGATION_LENGTH = 23;
+
+/**
+ * geth's prestateTracer: every account the transaction touches (sender, recipient, coinbase, the
+ * addresses its ops name, the contracts it creates) as it was when first touched, with the storage
+ * slots it read or wrote. `diffMode` gives `{pre, post}` of what changed instead. Accounts are read
+ * when geth reads them (see StateReader): at the start of the transaction, and as each op runs.
+ *
+ * From Prague on, the delegate of an EIP-7702 account is listed too, where geth looks it up: the
+ * recipient's delegate as the transaction starts (before its own authorizations apply, so a
+ * transaction that delegates or re-delegates its recipient lists the delegate it had, not the new
+ * one), and the delegate of the account each CALL-family op names, as it is at that op.
+ */
+export class PrestateTracer implements GethTracer {
+  private readonly pre = new Map<string, Looked>();
+  private readonly created = new Set<string>();
+  private readonly deleted = new Set<string>();
+  private reader: StateReader | null = null;
+  private evm: EVM | null = null;
+  private delegations = false;
+  private patch: EvmPatch | null = null;
+  private post: Map<
+    string,
+    { account: Promise<AccountState>; storage: Map<string, Promise<Uint8Array>> }
+  > | null = null;
+
+  constructor(
+    private readonly tx: TxContext,
+    private readonly config: { diffMode: boolean; disableCode: boolean; disableStorage: boolean },
+  ) {}
+
+  attach(evm: EVM): void {
+    this.evm = evm;
+    this.reader = stateReader(evm);
+    this.delegations = evm.common.isActivatedEIP(7702);
+    this.start();
+    evm.events.on('step', this.onStep);
+    evm.events.on('beforeMessage', this.onMessage);
+    if (this.delegations) {
+      this.patch = new EvmPatch(evm);
+      this.patch.beforeAsyncOp([...CALL_OPS], 5, this.beforeCall);
+    }
+  }
+
+  /** geth's OnTxStart, before the sender pays for gas. */
+  private start(): void {
+    if (this.tx.creation) this.created.add(toHex(this.tx.to));
+    this.lookupAccount(this.tx.from);
+    this.lookupAccount(this.tx.to);
+    this.lookupAccount(this.tx.coinbase);
+    for (const authority of this.tx.authorities) this.lookupAccount(authority);
+  }
+
+  detach(): void {
+    const evm = this.evm;
+    if (!evm) return;
+    evm.events.off('step', this.onStep);
+    evm.events.off('beforeMessage', this.onMessage);
+    this.patch?.restore();
+    this.patch = null;
+    this.evm = null;
+    this.readPost();
+  }
+
+  /** geth's OnTxEnd: the state after the transaction, read now, before the next one changes it. */
+  private readPost(): void {
+    if (this.config.diffMode && this.reader) {
+      const reader = this.reader;
+      this.post = new Map();
+      for (const [key, looked] of this.pre) {
+        const storage = new Map<string, Promise<Uint8Array>>();
+        for (const [slotKey, { slot }] of looked.storage)
+          storage.set(slotKey, settled(reader.storage(looked.address, slot)));
+        this.post.set(key, { account: settled(reader.account(looked.address)), storage });
+      }
+    }
+  }
+
+  frameStart(_start: FrameStart): void {}
+  frameEnd(_end: FrameEnd): void {}
+
+  private readonly onStep = (step: InterpreterStep): void => {
+    const code = step.opcode.code;
+    const stack = step.stack;
+    const top = stack[stack.length - 1];
+    if (top === undefined) return;
+    if (code === SLOAD || code === SSTORE) {
+      this.lookupStorage(step.address.bytes, top);
+    } else if (ADDRESS_OPS.has(code)) {
+      this.lookupAccount(addressOf(top));
+      if (code === SELFDESTRUCT) this.deleted.add(step.address.toString());
+    } else if (CALL_OPS.has(code) && stack.length >= 5) {
+      this.lookupAccount(addressOf(stack[stack.length - 2] ?? 0n));
+    }
+  };
+
+  /**
+   * Before a CALL-family op runs (the EVM waits for it, so nothing changes meanwhile): the callee's
+   * code as it is now, the transaction may have delegated it since it started, and its delegate.
+   */
+  private readonly beforeCall = (_runState: RunState, args: bigint[]): Promise<void> => {
+    // As the step listener: geth looks at a CALL with at least five stack items.
+    if (args.length < 5 || !this.reader) return Promise.resolve();
+    return this.lookupDelegate(this.reader.account(addressOf(args[1] ?? 0n)));
+  };
+
+  /** Looks up the delegate the account (once read) designates, if it is an EIP-7702 account. */
+  private lookupDelegate(account: Promise<AccountState>): Promise<void> {
+    return account.then(
+      (a) => {
+        const target = delegationTarget(a.code);
+        if (target) this.lookupAccount(target);
+      },
+      // The read's failure fails the replay that made it; `result` would report it for a tracked read.
+      () => {},
+    );
+  }
+
+  /**
+   * Creations are looked up as their frame starts (awaited: the listener takes `resolve`), when the
+   * creator's nonce, which names the new address, can be read and the address is still untouched.
+   */
+  private readonly onMessage = (message: Message, resolve?: (result?: unknown) => void): void => {
+    const done = () => resolve?.();
+    if (message.depth === 0) {
+      // geth reads the recipient's delegate at the start of the transaction, from its code then
+      // (read in `attach`). Nothing between then and the top frame's start changes an account that
+      // is not the sender, the coinbase or an authority, all read in `attach` already.
+      const recipient = this.pre.get(toHex(this.tx.to));
+      if (this.delegations && !this.tx.creation && recipient) {
+        this.lookupDelegate(recipient.account).finally(done);
+        return;
+      }
+      done();
+      return;
+    }
+    if (message.to !== undefined || !this.reader) {
+      done();
+      return;
+    }
+    const caller = message.caller.bytes;
+    const address = message.salt
+      ? Promise.resolve(generateAddress2(caller, setLengthLeft(message.salt, 32), message.data))
+      : this.reader
+          .account(caller)
+          // ethereumjs has raised the creator's nonce by the time the message starts.
+          .then((a) => generateAddress(caller, bigIntToBytes(a.nonce - 1n)));
+    address
+      .then((a) => {
+        this.created.add(toHex(a));
+        this.lookupAccount(a);
+      })
+      .finally(done);
+  };
+
+  private lookupAccount(address: Uint8Array): void {
+    const key = toHex(address);
+    if (this.pre.has(key) || !this.reader) return;
+    this.pre.set(key, { address, account: settled(this.reader.account(address)), storage: new Map() });
+  }
+
+  private lookupStorage(address: Uint8Array, slot: bigint): void {
+    if (this.config.disableStorage || !this.reader) return;
+    const key = toHex(address);
+    let looked = this.pre.get(key);
+    if (!looked) {
+      this.lookupAccount(address);
+      looked = this.pre.get(key);
+    }
+    const slotKey = wordHex(slot);
+    if (!looked || looked.storage.has(slotKey)) return;
+    const bytes = bigintWord(slot);
+    looked.storage.set(slotKey, { slot: bytes, value: settled(this.reader.storage(address, bytes)) });
+  }
+
+  async result(): Promise<unknown> {
+    const pre = new Map<string, { state: AccountState; storage: Map<string, Uint8Array>; empty: boolean }>();
+    for (const [key, looked] of this.pre) {
+      const state = await looked.account;
+      const storage = new Map<string, Uint8Array>();
+      for (const [slotKey, { value }] of looked.storage) storage.set(slotKey, await value);
+      const empty = state.nonce === 0n && state.balance === 0n && state.code.length === 0;
+      pre.set(key, { state, storage, empty });
+    }
+    const out: Record<string, AccountJson> = {};
+    const post: Record<string, AccountJson> = {};
+    for (const key of [...pre.keys()].sort()) {
+      const p = pre.get(key);
+      if (!p) continue;
+      // A contract the transaction created was nothing before it (unless something was there).
+      const createdHere = this.created.has(key) && p.empty;
+      if (!this.config.diffMode) {
+        if (!createdHere) out[key] = this.accountJson(p.state, p.storage);
+        continue;
+      }
+      if (this.deleted.has(key)) {
+        if (!createdHere) out[key] = this.accountJson(p.state, p.storage);
+        continue;
+      }
+      const after = await this.postOf(key);
+      if (!after) continue;
+      const changed: AccountJson = {};
+      let modified = false;
+      if (after.state.balance !== p.state.balance) {
+        changed.balance = quantityToHex(after.state.balance);
+        modified = true;
+      }
+      if (after.state.nonce !== p.state.nonce) {
+        changed.nonce = Number(after.state.nonce);
+        modified = true;
+      }
+      if (!this.config.disableCode && !equalsBytes(after.state.code, p.state.code)) {
+        // Cleared code (an EIP-7702 delegation revoked) is `0x`, as geth prints it.
+        changed.code = toHex(after.state.code);
+        modified = true;
+      }
+      const preStorage = new Map<string, Uint8Array>();
+      const postStorage: Record<string, string> = {};
+      for (const [slotKey, before] of p.storage) {
+        const now = after.storage.get(slotKey) ?? new Uint8Array();
+        if (isZero(before) && isZero(now)) continue;
+        if (equalsBytes(stripped(before), stripped(now))) continue;
+        modified = true;
+        if (!isZero(before)) preStorage.set(slotKey, before);
+        if (!isZero(now)) postStorage[slotKey] = wordHex(now);
+      }
+      if (!modified) continue;
+      if (!createdHere) out[key] = this.accountJson(p.state, preStorage);
+      if (Object.keys(postStorage).length > 0) changed.storage = postStorage;
+      post[key] = changed;
+    }
+    return this.config.diffMode ? { post, pre: out } : out;
+  }
+
+  private async postOf(
+    key: string,
+  ): Promise<{ state: AccountState; storage: Map<string, Uint8Array> } | null> {
+    const entry = this.post?.get(key);
+    if (!entry) return null;
+    const storage = new Map<string, Uint8Array>();
+    for (const [slotKey, value] of entry.storage) storage.set(slotKey, await value);
+    return { state: await entry.account, storage };
+  }
+
+  private accountJson(state: AccountState, storage: Map<string, Uint8Array>): AccountJson {
+    const json: AccountJson = { balance: quantityToHex(state.balance) };
+    if (!this.config.disableCode && state.code.length > 0) json.code = toHex(state.code);
+    if (state.nonce > 0n) json.nonce = Number(state.nonce);
+    if (!this.config.disableStorage) {
+      const slots: Record<string, string> = {};
+      for (const slotKey of [...storage.keys()].sort()) {
+        slots[slotKey] = wordHex(storage.get(slotKey) ?? new Uint8Array());
+      }
+      if (Object.keys(slots).length > 0) json.storage = slots;
+    }
+    return json;
+  }
+}
+
+/** The delegate an EIP-7702 designator names (geth's ParseDelegation), or null for any other code. */
+function delegationTarget(code: Uint8Array): Uint8Array | null {
+  if (code.length !== DELEGATION_LENGTH) return null;
+  if (DELEGATION_PREFIX.some((b, i) => code[i] !== b)) return null;
+  return code.slice(DELEGATION_PREFIX.length);
+}
+
+function addressOf(value: bigint): Uint8Array {
+  return setLengthLeft(bigIntToBytes(value & ((1n << 160n) - 1n)), 20);
+}
+
+function isZero(bytes: Uint8Array): boolean {
+  return bytes.every((b) => b === 0);
+}
+
+function stripped(bytes: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < bytes.length && bytes[i] === 0) i++;
+  return bytes.subarray(i);
+}
