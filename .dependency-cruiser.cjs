@@ -82,6 +82,14 @@ module.exports = {
       to: { path: 'node_modules/@ethereumjs/(vm|evm)/' },
     },
     {
+      name: 'services-reach-exec-through-its-api',
+      comment:
+        "services (and rpc) see only the execution layer's API: src/exec/api.ts (the jobs, their payloads and results) and src/exec/client.ts (what runs them); the wiring root builds the rest",
+      severity: 'error',
+      from: { path: '^src/(services|rpc)/' },
+      to: { path: '^src/exec/', pathNot: '^src/exec/(api|client)\\.ts$' },
+    },
+    {
       name: 'no-circular',
       comment: 'a cycle (type-only imports included) ties modules that should change apart',
       severity: 'error',

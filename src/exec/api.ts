@@ -13,6 +13,21 @@ import {
 } from './jobs/replay.ts';
 import type { PartResult } from './speculation.ts';
 
+// What the layers above (services) see of exec: this module, the jobs and their results, and
+// src/exec/client.ts, the client that runs them (the layer rule `services-reach-exec-through-its-api`
+// in .dependency-cruiser.cjs keeps it so).
+export type { AccessListResult } from './calls/accessList.ts';
+export type { CallManyJob, CallManyPartJob, TracedCall } from './jobs/callMany.ts';
+export type { DebugTraceBlockJob, DebugTraceCallJob } from './jobs/debug.ts';
+export type {
+  FlatBlockTraces,
+  FlatEntry,
+  ReplayBlockJob,
+  ReplayedBlockJson,
+  ReplayPartJob,
+} from './jobs/replay.ts';
+export { partitionBySender, type SpeculationStats, speculate } from './speculation.ts';
+
 /**
  * Every kind of EVM work the main thread asks of the execution layer, typed end to end: a job is
  * plain data (it crosses to a worker by structured clone) and so is its answer; large answers are

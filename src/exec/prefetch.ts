@@ -134,6 +134,10 @@ export class PrefetchingClient extends WrappingClient {
           this.prefetcher.block(blockHash, this.alsoRead),
         );
       }
+      default:
+        // A kind added to ExecutionApi without a read-ahead here fails the type check: in upstream
+        // mode it would run with nothing read ahead, one round trip per account it touches.
+        return unhandledKind(kind);
     }
   }
 
@@ -210,4 +214,8 @@ function keyOf(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
     typeof v === 'bigint' ? `n${v}` : v instanceof Uint8Array ? `b${bytesKey(v)}` : v,
   );
+}
+
+function unhandledKind(kind: never): never {
+  throw new Error(`no read-ahead for execution job kind ${String(kind)}`);
 }

@@ -4,9 +4,8 @@ import type { CallRequest } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { TraceCallOptions, TraceOptions } from '../core/traceConfig.ts';
-import type { JobPayload } from '../exec/api.ts';
+import type { DebugTraceBlockJob, DebugTraceCallJob, JobPayload } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
-import type { DebugTraceBlockJob, DebugTraceCallJob } from '../exec/jobs/debug.ts';
 import { toHex } from '../primitives/hex.ts';
 import type { BlockRef } from '../store/types.ts';
 

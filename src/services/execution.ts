@@ -3,7 +3,7 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
-import type { AccessListResult } from '../exec/calls/accessList.ts';
+import type { AccessListResult } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import { quantityToHex } from '../primitives/hex.ts';
 import type { FeeService } from './fees.ts';

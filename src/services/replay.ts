@@ -4,9 +4,16 @@ import type { BlockSelector } from '../core/blockSelector.ts';
 import type { TraceTypes } from '../core/call.ts';
 import { InvalidArgument, LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
+import {
+  type FlatBlockTraces,
+  type FlatEntry,
+  partitionBySender,
+  type ReplayBlockJob,
+  type ReplayedBlockJson,
+  type SpeculationStats,
+  speculate,
+} from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
-import type { FlatBlockTraces, FlatEntry, ReplayBlockJob, ReplayedBlockJson } from '../exec/jobs/replay.ts';
-import { partitionBySender, type SpeculationStats, speculate } from '../exec/speculation.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
 import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';

@@ -3,9 +3,15 @@ import type { CallLimits } from '../config/limits.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import type { BlockOverrides, StateOverrides } from '../core/call.ts';
 import { RawJson } from '../core/rawJson.ts';
+import {
+  type CallManyJob,
+  type CallManyPartJob,
+  partitionBySender,
+  type SpeculationStats,
+  speculate,
+  type TracedCall,
+} from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
-import type { CallManyJob, CallManyPartJob, TracedCall } from '../exec/jobs/callMany.ts';
-import { partitionBySender, type SpeculationStats, speculate } from '../exec/speculation.ts';
 import { bytesKey } from '../primitives/hex.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { FlatBlockTraces, FlatEntry } from '../exec/jobs/replay.ts';
+import type { FlatBlockTraces, FlatEntry } from '../exec/api.ts';
 import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';
 
 const A = `0x${'aa'.repeat(20)}`;

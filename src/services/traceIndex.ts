@@ -1,4 +1,4 @@
-import type { FlatBlockTraces } from '../exec/jobs/replay.ts';
+import type { FlatBlockTraces } from '../exec/api.ts';
 import { LruCache } from '../primitives/lru.ts';
 
 /**
