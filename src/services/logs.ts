@@ -1,4 +1,5 @@
 import { equalsBytes } from '@ethereumjs/util';
+import { HEADER_LOGS_BLOOM } from '../chain/header.ts';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import { InvalidArgument, LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
@@ -11,8 +12,6 @@ import type { ChainStore } from '../store/types.ts';
 // 32,768 entries are about 15 MB and hold three default-width ranges, so an indexer paging through
 // the chain window by window finds every bloom it scans again already decoded.
 const BLOOM_CACHE_SIZE = 32_768;
-
-const HEADER_LOGS_BLOOM = 6;
 
 /** What eth_getLogs selects on, in domain terms; the method parses the wire filter into this. */
 export interface LogCriteria {
