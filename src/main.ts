@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Command, CommanderError } from 'commander';
 import type { Redis } from 'ioredis';
@@ -54,6 +53,7 @@ import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
 import { DEFAULT_UPSTREAM_LIMITS, redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, UPSTREAM_CHAIN_META } from './upstream/open.ts';
 import { answerUpstreamAsk } from './upstream/remote.ts';
+import { VERSION } from './version.ts';
 
 /** Blocks behind the upstream's head after which a block is final, when it has no finalized tag (as anvil's tag lags). */
 const DEFAULT_FINALITY_DEPTH = 64;
@@ -66,8 +66,6 @@ const DEFAULT_UPSTREAM_POLL_MS = 1_000;
  * (a bug, printed with its stack), so scripts can tell the two apart.
  */
 const EXIT_USER_ERROR = 2;
-
-const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 const DATADIR_HELP = 'data directory (default: $ETHTRACE_DATADIR, else ~/.local/share/ethtrace)';
 
