@@ -9,8 +9,9 @@ import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt } from '@ethereumjs/util';
 
 // Header field positions in the consensus encoding (the order every fork keeps; later forks only
-// append fields). src/store/lmdb/check.ts keeps its own copy of HEADER_NUMBER: the store layer sits
-// below chain and may not import it.
+// append fields). Number and time are read before a header is decoded: the fork, and so the fields
+// expected, depend on them. src/store/lmdb/check.ts keeps its own copy of HEADER_NUMBER: the store
+// layer sits below chain and may not import it.
 export const HEADER_STATE_ROOT = 3;
 export const HEADER_LOGS_BLOOM = 6;
 export const HEADER_NUMBER = 8;
