@@ -30,8 +30,6 @@ import type { RpcCall, UpstreamReader } from './client.ts';
 import { fetchUncleHeaders } from './uncles.ts';
 import { accountFromProof, blockFromRpc, receiptsFromRpc } from './verify.ts';
 
-// Header field positions in the consensus encoding.
-
 /**
  * Blocks kept decoded, their senders recovered: recovering a 200-transaction block's senders takes
  * hundreds of milliseconds of this thread (measured 0.37–0.84 s on a loaded machine here), and a cold
