@@ -67,7 +67,7 @@ function compile(target) {
       cpSync(path, to);
     }
   }
-  // `src/cli/program.ts` reads the version from ../../package.json; the copy also makes the build's .js ES modules.
+  // `src/version.ts` reads the version from ../package.json; the copy also makes the build's .js ES modules.
   cpSync(join(ROOT, 'package.json'), join(target, 'package.json'));
 }
 

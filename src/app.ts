@@ -44,8 +44,7 @@ import {
 import { withUpstreamBudget } from './upstream/budget.ts';
 import type { UpstreamSource } from './upstream/open.ts';
 import { answerUpstreamAsk } from './upstream/remote.ts';
-
-export const CLIENT_VERSION = 'ethtrace/v0.1.0';
+import { CLIENT_VERSION } from './version.ts';
 
 export interface AppConfig {
   host: string;

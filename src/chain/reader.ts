@@ -1,13 +1,8 @@
-import {
-  type Block,
-  type BlockHeader,
-  createBlockFromBytesArray,
-  createBlockHeaderFromRLP,
-} from '@ethereumjs/block';
+import type { Block, BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
 import { createTxFromBlockBodyData, type TypedTransaction } from '@ethereumjs/tx';
-import { type Address, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
+import { type Address, equalsBytes } from '@ethereumjs/util';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import { HeaderNotFound, RequestFailed } from '../core/errors.ts';
 import { bytesKey } from '../primitives/hex.ts';
@@ -15,6 +10,7 @@ import { LruCache } from '../primitives/lru.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
 import { Forks } from './forks.ts';
 import type { ChainSpec } from './genesis.ts';
+import { decodeStoredBlock, decodeStoredHeader, type RulesAt } from './header.ts';
 
 // Decoded blocks are the unit most methods work on; a few hundred cover the hot head of the chain
 // and the blocks a client walks through, at a few MB.
@@ -25,15 +21,13 @@ const HEADER_CACHE_SIZE = 4096;
 // change, and entries are keyed by block hash, so an entry is never stale.
 const RECEIPTS_CACHE_BYTES = 128 * 1024 * 1024;
 
-const HEADER_NUMBER = 8;
-const HEADER_TIMESTAMP = 11;
-
 /**
  * Read access to the stored chain in domain terms: resolves block parameters, decodes headers and
  * blocks with the rules of their fork (one Common per fork), and caches what it decoded.
  */
 export class ChainReader {
   private readonly forks: Forks;
+  private readonly rulesAt: RulesAt = (number, timestamp) => this.forks.commonAt(number, timestamp);
   private readonly headers = new LruCache<string, BlockHeader>(HEADER_CACHE_SIZE);
   private readonly blocks = new LruCache<string, Block>(BLOCK_CACHE_SIZE);
   private readonly receipts = new LruCache<string, Uint8Array>(
@@ -130,9 +124,7 @@ export class ChainReader {
     if (cached) return cached;
     const rlp = await this.store.getHeader(hash);
     if (!rlp) return null;
-    const values = RLP.decode(rlp) as Uint8Array[];
-    const common = this.commonAt(fieldNumber(values, HEADER_NUMBER), fieldNumber(values, HEADER_TIMESTAMP));
-    const header = createBlockHeaderFromRLP(rlp, { common, skipConsensusFormatValidation: true });
+    const header = decodeStoredHeader(rlp, this.rulesAt);
     this.headers.set(key, header);
     return header;
   }
@@ -143,19 +135,8 @@ export class ChainReader {
     if (cached) return cached;
     const [headerRlp, bodyRlp] = await Promise.all([this.store.getHeader(hash), this.store.getBody(hash)]);
     if (!headerRlp || !bodyRlp) return null;
-    const headerValues = RLP.decode(headerRlp) as Uint8Array[];
-    const body = RLP.decode(bodyRlp) as unknown as Uint8Array[][];
-    const common = this.commonAt(
-      fieldNumber(headerValues, HEADER_NUMBER),
-      fieldNumber(headerValues, HEADER_TIMESTAMP),
-    );
-    // biome-ignore lint/suspicious/noExplicitAny: the decoder takes the nested RLP arrays untyped
-    const block = createBlockFromBytesArray([headerValues, ...body] as any, {
-      common,
-      skipConsensusFormatValidation: true,
-      // Unfrozen, so that each transaction can keep its sender (below).
-      freeze: false,
-    });
+    // Unfrozen, so that each transaction can keep its sender (below).
+    const block = decodeStoredBlock(headerRlp, bodyRlp, this.rulesAt, { freeze: false });
     for (const tx of block.transactions) rememberSender(tx);
     this.blocks.set(key, block);
     return block;
@@ -312,10 +293,6 @@ function rlpListPrefix(length: number): Uint8Array {
   const digits: number[] = [];
   for (let n = length; n > 0; n = Math.floor(n / 256)) digits.unshift(n % 256);
   return Uint8Array.of(0xf7 + digits.length, ...digits);
-}
-
-function fieldNumber(values: Uint8Array[], index: number): bigint {
-  return bytesToBigInt(values[index] ?? new Uint8Array());
 }
 
 /**

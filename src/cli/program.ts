@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { VERSION } from '../version.ts';
 import { addImportCommand } from './import.ts';
 import { addKeysCommand } from './keys.ts';
 import { addStartCommand } from './start.ts';
@@ -9,10 +9,6 @@ import { addStateTestCommand } from './statetest.ts';
  * The command line: one file per command beside this one. Errors go through `exitOverride`, so that
  * src/main.ts decides every exit status.
  */
-
-const VERSION: string = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
 
 /** Commander's message on one line: "error: unknown option '--nme'\n(Did you mean --name?)\n". */
 function oneLine(text: string): string {

@@ -3,7 +3,7 @@ import { analyse, type Code } from './code.ts';
 import type { BlockEnv, TxEnv } from './env.ts';
 import type { ForkRules } from './forks.ts';
 import type { EvmTracer, FrameError, FrameKind, StepTracer, StepView } from './hooks.ts';
-import { type OpTables, opTables } from './opcodes.ts';
+import { Op, type OpTables, opTables } from './opcodes.ts';
 import { type Precompile, PrecompileError } from './precompiles/index.ts';
 import { encodeBigint, encodeBytes, encodeList } from './rlp.ts';
 import { Account, type WorldState } from './state.ts';
@@ -96,13 +96,15 @@ const ERROR_NAMES: readonly FrameError[] = [
   'nonce overflow',
 ];
 
-const OP_CREATE = 0xf0;
-const OP_CALL = 0xf1;
-const OP_CALLCODE = 0xf2;
-const OP_DELEGATECALL = 0xf4;
-const OP_CREATE2 = 0xf5;
-const OP_STATICCALL = 0xfa;
-const OP_SSTORE = 0x55;
+const {
+  CREATE: OP_CREATE,
+  CALL: OP_CALL,
+  CALLCODE: OP_CALLCODE,
+  DELEGATECALL: OP_DELEGATECALL,
+  CREATE2: OP_CREATE2,
+  STATICCALL: OP_STATICCALL,
+  SSTORE: OP_SSTORE,
+} = Op;
 
 const KIND_OF: Readonly<Record<number, FrameKind>> = {
   [OP_CREATE]: 'create',
@@ -132,7 +134,7 @@ export class Frame implements StepView {
   dirty = 0;
   returnData: Uint8Array = NO_BYTES;
   /** The opcode that made the frame (OP_CALL or OP_CREATE for a transaction's own). */
-  op = OP_CALL;
+  op: number = OP_CALL;
   depth = 0;
   address = 0n;
   caller = 0n;

@@ -1,17 +1,45 @@
 import type { ForkRules } from './forks.ts';
 
-/** Opcode values the interpreter and the tracers name. */
+/**
+ * Opcode values the interpreter and the tracers name: the one place they are spelled out (the
+ * tracers under src/exec/tracing take theirs from here).
+ */
 export const Op = {
   STOP: 0x00,
   EXP: 0x0a,
   KECCAK256: 0x20,
+  ADDRESS: 0x30,
+  BALANCE: 0x31,
+  CALLDATACOPY: 0x37,
+  CODESIZE: 0x38,
+  CODECOPY: 0x39,
+  GASPRICE: 0x3a,
+  EXTCODESIZE: 0x3b,
+  EXTCODECOPY: 0x3c,
+  RETURNDATASIZE: 0x3d,
+  RETURNDATACOPY: 0x3e,
+  EXTCODEHASH: 0x3f,
+  PREVRANDAO: 0x44,
+  MLOAD: 0x51,
+  MSTORE: 0x52,
+  MSTORE8: 0x53,
   SLOAD: 0x54,
   SSTORE: 0x55,
+  JUMP: 0x56,
+  JUMPI: 0x57,
+  PC: 0x58,
+  MSIZE: 0x59,
+  GAS: 0x5a,
   JUMPDEST: 0x5b,
+  TLOAD: 0x5c,
+  MCOPY: 0x5e,
   PUSH0: 0x5f,
   PUSH1: 0x60,
   PUSH32: 0x7f,
+  DUP1: 0x80,
+  SWAP1: 0x90,
   LOG0: 0xa0,
+  LOG4: 0xa4,
   CREATE: 0xf0,
   CALL: 0xf1,
   CALLCODE: 0xf2,

@@ -1,8 +1,8 @@
-import { type Block, type BlockHeader, createBlockHeaderFromRLP, paramsBlock } from '@ethereumjs/block';
+import { type Block, type BlockHeader, paramsBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
-import { bytesToBigInt } from '@ethereumjs/util';
 import { type ChainSpec, genesisBlock, makeCommon } from '../chain/genesis.ts';
+import { decodeStoredHeader } from '../chain/header.ts';
 import { checkSameChain, META_GENESIS, schemaRecord, specRecord } from '../chain/storedSpec.ts';
 import { UserError } from '../core/errors.ts';
 import { type EvmFork, EvmForks } from '../exec/evmRules.ts';
@@ -10,11 +10,6 @@ import { CommitRejectedError } from '../store/errors.ts';
 import type { BlockRef, BlockWrite, ChainStore } from '../store/types.ts';
 import { type Engine, type EngineOpener, type HeadStateView, openEvmEngine } from './engines.ts';
 import type { ExecutedBlock } from './evmExecution.ts';
-
-// Header field positions in the consensus encoding, needed before a header can be decoded (the
-// fork, and so the expected fields, depend on number and timestamp).
-const HEADER_NUMBER = 8;
-const HEADER_TIMESTAMP = 11;
 
 export type BlockResult = ExecutedBlock;
 
@@ -239,11 +234,10 @@ export class ChainWriter {
   }
 }
 
+/** A stored header, decoded with the writer's Common moved to the header's fork. */
 function decodeHeader(rlp: Uint8Array, common: Common): BlockHeader {
-  const values = RLP.decode(rlp) as Uint8Array[];
-  common.setHardforkBy({
-    blockNumber: bytesToBigInt(values[HEADER_NUMBER] ?? new Uint8Array()),
-    timestamp: bytesToBigInt(values[HEADER_TIMESTAMP] ?? new Uint8Array()),
+  return decodeStoredHeader(rlp, (blockNumber, timestamp) => {
+    common.setHardforkBy({ blockNumber, timestamp });
+    return common;
   });
-  return createBlockHeaderFromRLP(rlp, { common, skipConsensusFormatValidation: true });
 }

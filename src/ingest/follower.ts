@@ -1,9 +1,9 @@
-import { type Block, createBlockFromBytesArray } from '@ethereumjs/block';
+import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { RLP } from '@ethereumjs/rlp';
-import { bytesToBigInt, equalsBytes } from '@ethereumjs/util';
+import { equalsBytes } from '@ethereumjs/util';
 import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
+import { decodeStoredBlock } from '../chain/header.ts';
 import { checkSchema } from '../chain/storedSpec.ts';
 import { metElsewhere } from '../core/caught.ts';
 import {
@@ -506,14 +506,7 @@ export class Follower {
       const header = hash && (await this.store.getHeader(hash));
       const body = hash && (await this.store.getBody(hash));
       if (!header || !body) throw new Error(`the store is missing canonical block ${n}`);
-      const values = RLP.decode(header) as Uint8Array[];
-      const common = this.forks.commonAt(
-        bytesToBigInt(values[HEADER_NUMBER] ?? new Uint8Array()),
-        bytesToBigInt(values[HEADER_TIMESTAMP] ?? new Uint8Array()),
-      );
-      // biome-ignore lint/suspicious/noExplicitAny: the block decoder takes the nested RLP arrays untyped
-      const decoded = [values, ...(RLP.decode(body) as any)] as any;
-      blocks.push(createBlockFromBytesArray(decoded, { common, skipConsensusFormatValidation: true }));
+      blocks.push(decodeStoredBlock(header, body, this.rules));
     }
     return blocks;
   }
@@ -578,10 +571,6 @@ export class Follower {
     );
   }
 }
-
-// Header field positions in the consensus encoding.
-const HEADER_NUMBER = 8;
-const HEADER_TIMESTAMP = 11;
 
 /**
  * A fault that may pass: the upstream down, slow, rate limiting, or refusing a call. Not one that

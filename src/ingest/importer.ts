@@ -4,6 +4,7 @@ import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
 import { bytesToBigInt, bytesToHex, equalsBytes } from '@ethereumjs/util';
 import type { ChainSpec } from '../chain/genesis.ts';
+import { HEADER_NUMBER, HEADER_TIMESTAMP } from '../chain/header.ts';
 import { UserError } from '../core/errors.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockRef, ChainStore } from '../store/types.ts';
@@ -40,11 +41,6 @@ export interface ImportSummary {
   seconds: number;
   head: BlockRef | null;
 }
-
-// Header field positions in the consensus encoding, needed before a block can be decoded (the
-// fork, and so the expected fields, depend on number and timestamp).
-const HEADER_NUMBER = 8;
-const HEADER_TIMESTAMP = 11;
 
 /**
  * Executes the blocks of `geth export` files on the chain in the store, verifying every block before

@@ -1,5 +1,5 @@
 import type { BlockOverrides, CallRequest, StateOverrides, TraceTypes } from '../core/call.ts';
-import { address, data, hash, ParamProblem, quantity, quoted, uint64 } from './params.ts';
+import { address, data, field, hash, ParamProblem, quantity, quoted, uint64 } from './params.ts';
 
 /**
  * A JSON call object (eth_call, trace_call, trace_callMany) → CallRequest. Accepts both `data` and
@@ -152,15 +152,6 @@ export function blockOverrides(value: unknown): BlockOverrides {
   if (o.prevRandao !== undefined && o.prevRandao !== null)
     out.prevRandao = field('prevRandao', () => hash(o.prevRandao));
   return out;
-}
-
-function field<T>(name: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (e) {
-    if (e instanceof ParamProblem) throw new ParamProblem(`${name}: ${e.message}`);
-    throw e;
-  }
 }
 
 function object(value: unknown, what: string): Record<string, unknown> {

@@ -3,9 +3,11 @@ import { describe, it } from 'node:test';
 import { InvalidArgument, RequestFailed } from '../core/errors.ts';
 import {
   address,
+  argument,
   blockSelector,
   bool,
   data,
+  field,
   hash,
   optional,
   ParamProblem,
@@ -506,5 +508,45 @@ describe('quoted', () => {
     const array = Array.from({ length: 100 }, (_, i) => i);
     const text = quoted(array);
     assert.equal(text, `${JSON.stringify(array).slice(0, 80)}…`);
+  });
+});
+
+describe('field and argument', () => {
+  it('prefix a parameter problem with the field, nested fields in turn', () => {
+    problem(() => field('fromBlock', () => quantity('0x')), 'fromBlock: hex string "0x"');
+    problem(
+      () => field('call 1', () => field('gas', () => quantity('0xg'))),
+      'call 1: gas: invalid hex string',
+    );
+    assert.equal(
+      field('count', () => smallQuantity('0x2')),
+      2,
+    );
+  });
+
+  it("turn a parameter problem into geth's invalid argument N", () => {
+    throwsExactly(
+      () => argument(1, () => field('address', () => address('0x12'))),
+      InvalidArgument,
+      'invalid argument 1: address: hex string has length 2, want 40 for common.Address',
+    );
+  });
+
+  it('let other errors through unchanged', () => {
+    const other = new RequestFailed('not a parameter problem');
+    assert.throws(
+      () =>
+        field('x', () => {
+          throw other;
+        }),
+      (e) => e === other,
+    );
+    assert.throws(
+      () =>
+        argument(0, () => {
+          throw other;
+        }),
+      (e) => e === other,
+    );
   });
 });

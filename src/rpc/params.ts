@@ -9,6 +9,29 @@ export { type BlockSelector, LATEST } from '../core/blockSelector.ts';
  */
 export class ParamProblem extends Error {}
 
+/**
+ * `parse()`, a ParamProblem it throws prefixed with `name: `, the field or element the problem is
+ * in (`fromBlock: hex string "0x"`, `call 1: …`). Nested fields nest their prefixes.
+ */
+export function field<T>(name: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof ParamProblem) throw new ParamProblem(`${name}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** `parse()` of argument `index`, a ParamProblem it throws answered as geth's `invalid argument N: …`. */
+export function argument<T>(index: number, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof ParamProblem) throw new InvalidArgument(`invalid argument ${index}: ${e.message}`);
+    throw e;
+  }
+}
+
 export interface Param<T> {
   parse(value: unknown): T;
   /** Optional parameters may be absent or null; `parse` then receives undefined. */
@@ -37,12 +60,7 @@ export function parseParams<P extends readonly Param<unknown>[]>(spec: P, params
     if ((value === undefined || value === null) && !p.optional) {
       throw new InvalidArgument(`missing value for required argument ${i}`);
     }
-    try {
-      return p.parse(value);
-    } catch (e) {
-      if (e instanceof ParamProblem) throw new InvalidArgument(`invalid argument ${i}: ${e.message}`);
-      throw e;
-    }
+    return argument(i, () => p.parse(value));
   }) as ParamValues<P>;
 }
 

@@ -1,18 +1,18 @@
 import { equalsBytes } from '@ethereumjs/util';
+import { HEADER_LOGS_BLOOM } from '../chain/header.ts';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import { InvalidArgument, LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
+import { LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
 import { quantityToHex, toHex } from '../primitives/hex.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import { LruCache } from '../primitives/lru.ts';
 import type { ChainStore } from '../store/types.ts';
+import { blockRange } from './blockRange.ts';
 
 // One entry is a block hash and its 256-byte bloom (blocks without logs share one empty marker):
 // 32,768 entries are about 15 MB and hold three default-width ranges, so an indexer paging through
 // the chain window by window finds every bloom it scans again already decoded.
 const BLOOM_CACHE_SIZE = 32_768;
-
-const HEADER_LOGS_BLOOM = 6;
 
 /** What eth_getLogs selects on, in domain terms; the method parses the wire filter into this. */
 export interface LogCriteria {
@@ -73,20 +73,10 @@ export class LogService {
     const filter = new CompiledFilter(criteria);
     if ('blockHash' in scope) return this.blockHashLogs(scope.blockHash, filter);
 
-    const head = (await this.chain.head()).number;
-    const from = await this.chain.numberOf(scope.fromBlock, head);
-    const to = await this.chain.numberOf(scope.toBlock, head);
-    if (from > to) throw new InvalidArgument('invalid block range params');
-    if (to > head) throw new InvalidArgument('block range extends beyond current head block');
-    const max = BigInt(this.limits.maxLogsBlockRange);
-    if (to - from + 1n > max) {
-      throw refusedBy(
-        'logs_block_range',
-        new LimitExceeded(
-          `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
-        ),
-      );
-    }
+    const { from, to } = await blockRange(this.chain, scope, {
+      max: this.limits.maxLogsBlockRange,
+      limit: 'logs_block_range',
+    });
 
     const found: WireLog[] = [];
     for (let n = from; n <= to; n++) {

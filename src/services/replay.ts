@@ -2,7 +2,7 @@ import type { ChainReader } from '../chain/reader.ts';
 import type { ReplayLimits } from '../config/limits.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import type { TraceTypes } from '../core/call.ts';
-import { InvalidArgument, LimitExceeded, RequestFailed, refusedBy } from '../core/errors.ts';
+import { RequestFailed } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import {
   type FlatBlockTraces,
@@ -14,8 +14,9 @@ import {
   speculate,
 } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
-import { quantityToHex, toHex } from '../primitives/hex.ts';
+import { toHex } from '../primitives/hex.ts';
 import { LruCache } from '../primitives/lru.ts';
+import { blockRange } from './blockRange.ts';
 import { type AddressFilter, entryMatches, TraceIndex } from './traceIndex.ts';
 
 // Object and array headers around the JSON text of a cached answer, per piece (an estimate: the
@@ -125,20 +126,10 @@ export class ReplayService {
    * address index proves irrelevant are not traced at all.
    */
   async filter(f: TraceFilter): Promise<RawJson> {
-    const head = (await this.chain.head()).number;
-    const from = f.fromBlock ? await this.chain.numberOf(f.fromBlock, head) : 0n;
-    const to = f.toBlock ? await this.chain.numberOf(f.toBlock, head) : head;
-    if (from > to) throw new InvalidArgument('invalid block range params');
-    if (to > head) throw new InvalidArgument('block range extends beyond current head block');
-    const max = BigInt(this.limits.maxFilterBlocks);
-    if (to - from + 1n > max) {
-      throw refusedBy(
-        'trace_filter_blocks',
-        new LimitExceeded(
-          `query exceeds max block range ${max}. Try with this block range [${quantityToHex(from)}, ${quantityToHex(from + max - 1n)}].`,
-        ),
-      );
-    }
+    const { from, to } = await blockRange(this.chain, f, {
+      max: this.limits.maxFilterBlocks,
+      limit: 'trace_filter_blocks',
+    });
     const filter: AddressFilter = {
       from: new Set(f.fromAddress.map((a) => toHex(a))),
       to: new Set(f.toAddress.map((a) => toHex(a))),

@@ -1,10 +1,17 @@
 import type { Block } from '@ethereumjs/block';
-import { createBlockFromBytesArray } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
-import { bytesToBigInt, equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from '@ethereumjs/util';
+import { equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from '@ethereumjs/util';
 import { Forks } from '../chain/forks.ts';
 import type { ChainSpec } from '../chain/genesis.ts';
+import {
+  decodeStoredBlock,
+  HEADER_STATE_ROOT,
+  headerFields,
+  numberAndTime,
+  type RulesAt,
+  rulesOfHeader,
+} from '../chain/header.ts';
 import { metElsewhere } from '../core/caught.ts';
 import { RequestFailed, Unavailable } from '../core/errors.ts';
 import { bytesKey, quantityToHex, toHex } from '../primitives/hex.ts';
@@ -24,11 +31,6 @@ import type {
 import type { RpcCall, UpstreamReader } from './client.ts';
 import { fetchUncleHeaders } from './uncles.ts';
 import { accountFromProof, blockFromRpc, receiptsFromRpc } from './verify.ts';
-
-// Header field positions in the consensus encoding.
-const HEADER_STATE_ROOT = 3;
-const HEADER_NUMBER = 8;
-const HEADER_TIMESTAMP = 11;
 
 /**
  * Blocks kept decoded, their senders recovered: recovering a 200-transaction block's senders takes
@@ -98,7 +100,7 @@ export class UpstreamStore implements ChainStore {
   }
 
   /** The chain's rules by block, for the verifier. */
-  private readonly rules: (number: bigint, timestamp: bigint) => Common;
+  private readonly rules: RulesAt;
 
   /**
    * The state root a proof at block `number` is checked against: the block's own, except at a
@@ -186,7 +188,7 @@ export class UpstreamStore implements ChainStore {
   async getStateRoot(hash: Uint8Array): Promise<Uint8Array | null> {
     const header = await this.getHeader(hash);
     if (header === null) return null;
-    return (RLP.decode(header) as Uint8Array[])[HEADER_STATE_ROOT] ?? null;
+    return headerFields(header)[HEADER_STATE_ROOT] ?? null;
   }
 
   async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
@@ -296,12 +298,10 @@ export class UpstreamStore implements ChainStore {
   async fetchState(blockHash: Uint8Array, keys: readonly StateKey[]): Promise<void> {
     const header = await this.getHeader(blockHash);
     if (header === null) throw new Unavailable(`upstream block ${toHex(blockHash)} is not available`);
-    const fields = RLP.decode(header) as Uint8Array[];
+    const fields = headerFields(header);
     const stateRoot = fields[HEADER_STATE_ROOT] ?? new Uint8Array();
-    const blockNumber = bytesToBigInt(fields[HEADER_NUMBER] ?? new Uint8Array());
-    const clearsEmpty = this.forks
-      .commonAt(blockNumber, bytesToBigInt(fields[HEADER_TIMESTAMP] ?? new Uint8Array()))
-      .gteHardfork('spuriousDragon');
+    const { number: blockNumber, timestamp } = numberAndTime(fields);
+    const clearsEmpty = this.forks.commonAt(blockNumber, timestamp).gteHardfork('spuriousDragon');
     const wanted: StateKey[] = [];
     for (const { address, slots } of keys) {
       const account = await this.cache.getCachedAccount(blockHash, address);
@@ -370,11 +370,7 @@ export class UpstreamStore implements ChainStore {
   async rulesOf(blockHash: Uint8Array): Promise<Common | null> {
     const header = await this.getHeader(blockHash);
     if (header === null) return null;
-    const fields = RLP.decode(header) as Uint8Array[];
-    return this.rules(
-      bytesToBigInt(fields[HEADER_NUMBER] ?? new Uint8Array()),
-      bytesToBigInt(fields[HEADER_TIMESTAMP] ?? new Uint8Array()),
-    );
+    return rulesOfHeader(headerFields(header), this.rules);
   }
 
   /** A block of the upstream's chain as ethereumjs holds it (from the cache, else fetched and checked). */
@@ -387,16 +383,7 @@ export class UpstreamStore implements ChainStore {
     // Fetched meanwhile: the checked block, whose senders are known, is the one to keep.
     const fetched = this.decoded.get(key);
     if (fetched !== undefined) return fetched;
-    const headerValues = RLP.decode(header) as Uint8Array[];
-    const common = this.forks.commonAt(
-      bytesToBigInt(headerValues[HEADER_NUMBER] ?? new Uint8Array()),
-      bytesToBigInt(headerValues[HEADER_TIMESTAMP] ?? new Uint8Array()),
-    );
-    // biome-ignore lint/suspicious/noExplicitAny: the decoder takes the nested RLP arrays untyped
-    const block = createBlockFromBytesArray([headerValues, ...(RLP.decode(body) as any)] as any, {
-      common,
-      skipConsensusFormatValidation: true,
-    });
+    const block = decodeStoredBlock(header, body, this.rules);
     this.decoded.set(key, block);
     return block;
   }

@@ -116,6 +116,11 @@ describe('block and transaction read methods', () => {
     return blockAt(n);
   };
 
+  it("web3_clientVersion names the package's version, as package.json has it", async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'));
+    assert.equal(await server.rpc('web3_clientVersion'), `ethtrace/v${version}`);
+  });
+
   describe('block parameters', () => {
     it('names the same block in every form: hex, upper-case hex, JSON integer, decimal, hash, EIP-1898', async () => {
       const block = someBlock();

@@ -3,6 +3,7 @@ import { createTx } from '@ethereumjs/tx';
 import { bigIntToBytes, eoaCode7702RecoverAuthority, generateAddress } from '@ethereumjs/util';
 import type { CallRequest } from '../../core/call.ts';
 import { RequestFailed } from '../../core/errors.ts';
+import { Op } from '../../evm/opcodes.ts';
 import { bigintWord, bytesKey, toHex } from '../../primitives/hex.ts';
 import { keccak256 } from '../../primitives/keccak.ts';
 import { simulationCommon } from '../environment.ts';
@@ -104,10 +105,15 @@ function recoverAuthority(auth: NonNullable<CallRequest['authorizationList']>[nu
 }
 
 // The opcodes geth's access-list tracer watches.
-const SLOAD = 0x54;
-const SSTORE = 0x55;
-const ADDRESS_OPERAND_OPS = new Set([0x31, 0x3b, 0x3c, 0x3f, 0xff]); // BALANCE, EXTCODE*, SELFDESTRUCT
-const CALL_OPS = new Set([0xf1, 0xf2, 0xf4, 0xfa]); // CALL, CALLCODE, DELEGATECALL, STATICCALL
+const { SLOAD, SSTORE } = Op;
+const ADDRESS_OPERAND_OPS = new Set<number>([
+  Op.BALANCE,
+  Op.EXTCODESIZE,
+  Op.EXTCODECOPY,
+  Op.EXTCODEHASH,
+  Op.SELFDESTRUCT,
+]);
+const CALL_OPS = new Set<number>([Op.CALL, Op.CALLCODE, Op.DELEGATECALL, Op.STATICCALL]);
 
 /**
  * geth's access-list tracer: the slots SLOAD/SSTORE name (for any contract, the recipient included)

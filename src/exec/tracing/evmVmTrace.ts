@@ -1,10 +1,10 @@
 import type { ForkRules } from '../../evm/forks.ts';
 import type { EvmTracer, FrameEnd, FrameError, FrameStart, StepView } from '../../evm/hooks.ts';
-import { opcodeName, opTables } from '../../evm/opcodes.ts';
+import { Op, opcodeName, opTables } from '../../evm/opcodes.ts';
 import type { WorldState } from '../../evm/state.ts';
 import { toHex } from '../../primitives/hex.ts';
 import { chargeOutput } from '../responseLimit.ts';
-import { MEM_WRITTEN, type MemWindow, PUSHED, SSTORE } from './vmTraceOps.ts';
+import { MEM_WRITTEN, type MemWindow, PUSHED } from './vmTraceOps.ts';
 
 // The vmTrace (OpenEthereum's) recorded on the EVM of src/evm from its step hook, byte for byte
 // what the ethereumjs path recorded (test/support/ethereumjsOracle/vmTrace.ts, the tests' oracle), written straight as JSON bytes: no
@@ -27,34 +27,39 @@ import { MEM_WRITTEN, type MemWindow, PUSHED, SSTORE } from './vmTraceOps.ts';
 const OP_MIN_JSON_BYTES = 48;
 const EX_MIN_JSON_BYTES = 40;
 
-const STOP = 0x00;
-const EXP = 0x0a;
-const KECCAK256 = 0x20;
-const BALANCE = 0x31;
-const CALLDATACOPY = 0x37;
-const CODECOPY = 0x39;
-const EXTCODESIZE = 0x3b;
-const EXTCODECOPY = 0x3c;
-const RETURNDATACOPY = 0x3e;
-const EXTCODEHASH = 0x3f;
-const MLOAD = 0x51;
-const MSTORE = 0x52;
-const MSTORE8 = 0x53;
-const SLOAD = 0x54;
-const JUMP = 0x56;
-const JUMPI = 0x57;
-const MCOPY = 0x5e;
-const LOG0 = 0xa0;
-const LOG4 = 0xa4;
-const CREATE = 0xf0;
-const CALL = 0xf1;
-const CALLCODE = 0xf2;
-const RETURN = 0xf3;
-const DELEGATECALL = 0xf4;
-const CREATE2 = 0xf5;
-const STATICCALL = 0xfa;
-const REVERT = 0xfd;
-const SELFDESTRUCT = 0xff;
+const {
+  STOP,
+  EXP,
+  KECCAK256,
+  BALANCE,
+  CALLDATACOPY,
+  CODECOPY,
+  EXTCODESIZE,
+  EXTCODECOPY,
+  RETURNDATACOPY,
+  EXTCODEHASH,
+  MLOAD,
+  MSTORE,
+  MSTORE8,
+  SLOAD,
+  SSTORE,
+  JUMP,
+  JUMPI,
+  MCOPY,
+  LOG0,
+  LOG4,
+  CREATE,
+  CALL,
+  CALLCODE,
+  RETURN,
+  DELEGATECALL,
+  CREATE2,
+  STATICCALL,
+  REVERT,
+  SELFDESTRUCT,
+  INVALID,
+  PREVRANDAO,
+} = Op;
 
 const ADDRESS_MASK = (1n << 160n) - 1n;
 /** More than any op's price beyond memory and copying (SSTORE 22100, SELFDESTRUCT 32600). */
@@ -120,11 +125,11 @@ function tablesFor(rules: ForkRules): ForkTables {
   for (let op = 0; op < 256; op++) {
     const defined = rules.opcodes[op] === 1;
     names.push(
-      op === 0xfe
+      op === INVALID
         ? 'INVALID'
         : !defined
           ? `opcode 0x${op.toString(16)} not defined`
-          : op === 0x44 && rules.proofOfStake
+          : op === PREVRANDAO && rules.proofOfStake
             ? 'PREVRANDAO'
             : (opcodeName(op) ?? `opcode 0x${op.toString(16)} not defined`),
     );

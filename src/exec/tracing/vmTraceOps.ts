@@ -1,3 +1,5 @@
+import { Op } from '../../evm/opcodes.ts';
+
 /**
  * Per-opcode facts the vmTrace needs beyond what ethereumjs's opcode table says: how many stack
  * items an op leaves behind (OpenEthereum's `ret`, which is what `ex.push` shows) and which memory
@@ -10,32 +12,33 @@ export const PUSHED: Uint8Array = (() => {
   const one = [
     ...range(0x01, 0x0b), // arithmetic
     ...range(0x10, 0x1e), // comparison, bitwise, CLZ
-    0x20, // KECCAK256
+    Op.KECCAK256,
     ...range(0x30, 0x36), // ADDRESS … CALLDATASIZE
-    0x38, // CODESIZE
-    0x3a, // GASPRICE
-    0x3b, // EXTCODESIZE
-    0x3d, // RETURNDATASIZE
-    0x3f, // EXTCODEHASH
+    Op.CODESIZE,
+    Op.GASPRICE,
+    Op.EXTCODESIZE,
+    Op.RETURNDATASIZE,
+    Op.EXTCODEHASH,
     ...range(0x40, 0x4b), // block environment
-    0x51, // MLOAD
-    0x54, // SLOAD
-    0x58, // PC
-    0x59, // MSIZE
-    0x5a, // GAS
-    0x5c, // TLOAD
-    ...range(0x5f, 0x7f), // PUSH0 … PUSH32
-    0xf0, // CREATE: the new address
-    0xf1, // CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE2: the success flag / address
-    0xf2,
-    0xf4,
-    0xf5,
-    0xfa,
+    Op.MLOAD,
+    Op.SLOAD,
+    Op.PC,
+    Op.MSIZE,
+    Op.GAS,
+    Op.TLOAD,
+    ...range(Op.PUSH0, Op.PUSH32),
+    Op.CREATE, // the new address
+    // The success flag, or CREATE2's address.
+    Op.CALL,
+    Op.CALLCODE,
+    Op.DELEGATECALL,
+    Op.CREATE2,
+    Op.STATICCALL,
   ];
   for (const code of one) table[code] = 1;
   for (let n = 1; n <= 16; n++) {
-    table[0x7f + n] = n + 1; // DUPn
-    table[0x8f + n] = n + 1; // SWAPn
+    table[Op.DUP1 + n - 1] = n + 1; // DUPn
+    table[Op.SWAP1 + n - 1] = n + 1; // SWAPn
   }
   return table;
 })();
@@ -47,29 +50,34 @@ export const PUSHED: Uint8Array = (() => {
 export type MemWindow = { off: number; len: number } | { off: number; size: number };
 
 export const MEM_WRITTEN: ReadonlyMap<number, MemWindow> = new Map<number, MemWindow>([
-  [0x51, { off: 0, size: 32 }], // MLOAD: OpenEthereum shows the word read
-  [0x52, { off: 0, size: 32 }], // MSTORE
-  [0x53, { off: 0, size: 1 }], // MSTORE8
-  [0x37, { off: 0, len: 2 }], // CALLDATACOPY
-  [0x39, { off: 0, len: 2 }], // CODECOPY
-  [0x3e, { off: 0, len: 2 }], // RETURNDATACOPY
-  [0x5e, { off: 0, len: 2 }], // MCOPY (destination)
-  [0x3c, { off: 1, len: 3 }], // EXTCODECOPY
-  [0xf1, { off: 5, len: 6 }], // CALL: the return buffer
-  [0xf2, { off: 5, len: 6 }], // CALLCODE
-  [0xf4, { off: 4, len: 5 }], // DELEGATECALL
-  [0xfa, { off: 4, len: 5 }], // STATICCALL
+  [Op.MLOAD, { off: 0, size: 32 }], // OpenEthereum shows the word read
+  [Op.MSTORE, { off: 0, size: 32 }],
+  [Op.MSTORE8, { off: 0, size: 1 }],
+  [Op.CALLDATACOPY, { off: 0, len: 2 }],
+  [Op.CODECOPY, { off: 0, len: 2 }],
+  [Op.RETURNDATACOPY, { off: 0, len: 2 }],
+  [Op.MCOPY, { off: 0, len: 2 }], // the destination
+  [Op.EXTCODECOPY, { off: 1, len: 3 }],
+  [Op.CALL, { off: 5, len: 6 }], // the return buffer
+  [Op.CALLCODE, { off: 5, len: 6 }],
+  [Op.DELEGATECALL, { off: 4, len: 5 }],
+  [Op.STATICCALL, { off: 4, len: 5 }],
 ]);
 
 /** Ops whose OpenEthereum cost includes the gas handed to the frame they make. */
-export const FORWARDS_GAS: ReadonlySet<number> = new Set([0xf0, 0xf1, 0xf2, 0xf4, 0xf5, 0xfa]);
-
-export const SSTORE = 0x55;
+export const FORWARDS_GAS: ReadonlySet<number> = new Set([
+  Op.CREATE,
+  Op.CALL,
+  Op.CALLCODE,
+  Op.DELEGATECALL,
+  Op.CREATE2,
+  Op.STATICCALL,
+]);
 
 /** The `op` string: ethereumjs's mnemonic; undefined bytes named as Erigon (geth) names them. */
 export function opName(code: number, fullName: string, isInvalid: boolean): string {
   if (!isInvalid) return fullName;
-  return code === 0xfe ? 'INVALID' : `opcode 0x${code.toString(16)} not defined`;
+  return code === Op.INVALID ? 'INVALID' : `opcode 0x${code.toString(16)} not defined`;
 }
 
 function range(from: number, to: number): number[] {

@@ -1,4 +1,5 @@
 import type { EVM } from '@ethereumjs/evm';
+import { Op } from '../../../src/evm/opcodes.ts';
 import { chargeOutput } from '../../../src/exec/responseLimit.ts';
 import {
   FORWARDS_GAS,
@@ -6,7 +7,6 @@ import {
   type MemWindow,
   opName,
   PUSHED,
-  SSTORE,
 } from '../../../src/exec/tracing/vmTraceOps.ts';
 import { toHex } from '../../../src/primitives/hex.ts';
 import type { ExecutionTracer, FrameStart } from './hooks.ts';
@@ -198,7 +198,7 @@ export class VmTracer implements ExecutionTracer {
     const pushed = PUSHED[code] ?? 0;
     const window = MEM_WRITTEN.get(code) ?? null;
     const forwards = FORWARDS_GAS.has(code);
-    const sstore = code === SSTORE;
+    const sstore = code === Op.SSTORE;
     // The interpreter awaits only handlers it knows to be async, so each wrapper keeps its kind.
     wrapped.opHandler = info.isAsync
       ? async (runState, common) => {

@@ -1,6 +1,6 @@
 import type { ForkRules } from '../../../evm/forks.ts';
 import type { EvmTracer, FrameEnd, FrameStart, StepTracer, StepView } from '../../../evm/hooks.ts';
-import { opcodeName, opTables } from '../../../evm/opcodes.ts';
+import { Op, opcodeName, opTables } from '../../../evm/opcodes.ts';
 import type { WorldState } from '../../../evm/state.ts';
 import { toHex, wordHex } from '../../../primitives/hex.ts';
 import { chargeOutput } from '../../responseLimit.ts';
@@ -16,24 +16,73 @@ import {
 } from './structLog.ts';
 import type { StructLoggerOptions, TxOutcome } from './types.ts';
 
-const SLOAD = 0x54;
-const SSTORE = 0x55;
-const RETURN = 0xf3;
-const REVERT = 0xfd;
-const CREATE = 0xf0;
-const CREATE2 = 0xf5;
+const {
+  EXP,
+  KECCAK256,
+  BALANCE,
+  CALLDATACOPY,
+  CODECOPY,
+  EXTCODESIZE,
+  EXTCODECOPY,
+  RETURNDATACOPY,
+  EXTCODEHASH,
+  MLOAD,
+  MSTORE,
+  MSTORE8,
+  SLOAD,
+  SSTORE,
+  MCOPY,
+  LOG0,
+  LOG4,
+  CREATE,
+  CALL,
+  CALLCODE,
+  RETURN,
+  DELEGATECALL,
+  CREATE2,
+  STATICCALL,
+  REVERT,
+  SELFDESTRUCT,
+} = Op;
 const CALL_STIPEND = 2300n;
 const NEW_ACCOUNT_GAS = 25000;
 const ADDRESS_MASK = (1n << 160n) - 1n;
 // Ops whose gas depends on their operands or the state: what they find is kept until they end.
-const DYNAMIC = new Set([
-  0x0a, 0x20, 0x31, 0x37, 0x39, 0x3b, 0x3c, 0x3e, 0x3f, 0x51, 0x52, 0x53, 0x54, 0x55, 0x5e, 0xa0, 0xa1, 0xa2,
-  0xa3, 0xa4, 0xf0, 0xf5, 0xff,
+const DYNAMIC = new Set<number>([
+  EXP,
+  KECCAK256,
+  BALANCE,
+  CALLDATACOPY,
+  CODECOPY,
+  EXTCODESIZE,
+  EXTCODECOPY,
+  RETURNDATACOPY,
+  EXTCODEHASH,
+  MLOAD,
+  MSTORE,
+  MSTORE8,
+  SLOAD,
+  SSTORE,
+  MCOPY,
+  ...Array.from({ length: LOG4 - LOG0 + 1 }, (_, n) => LOG0 + n),
+  CREATE,
+  CREATE2,
+  SELFDESTRUCT,
 ]);
-// BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT: they read the account on top.
-const ACCOUNT_OPS = new Set([0x31, 0x3b, 0x3c, 0x3f, 0xff]);
-// SLOAD, BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH and the CALL family.
-const ACCESS_OPS = new Set([0x54, 0x31, 0x3b, 0x3c, 0x3f, 0xf1, 0xf2, 0xf4, 0xfa]);
+// They read the account on top.
+const ACCOUNT_OPS = new Set<number>([BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT]);
+// SLOAD, the account reads and the CALL family.
+const ACCESS_OPS = new Set<number>([
+  SLOAD,
+  BALANCE,
+  EXTCODESIZE,
+  EXTCODECOPY,
+  EXTCODEHASH,
+  CALL,
+  CALLCODE,
+  DELEGATECALL,
+  STATICCALL,
+]);
 // Frontier's and later forks' code deposit: 200 gas a byte, charged after the initcode's last op.
 const CODE_DEPOSIT_GAS = 200n;
 
@@ -293,51 +342,49 @@ export class EvmStructLogger {
     const words = (n: bigint) => (n + 31n) / 32n;
     let cost: bigint;
     switch (op) {
-      case 0x0a: // EXP
+      case EXP:
         cost = BigInt(staticGas) + BigInt(rules.expByteGas * byteLength(f.b));
         break;
-      case 0x20: // KECCAK256
+      case KECCAK256:
         cost = BigInt(staticGas) + memory(f.a, f.b, f.memWords) + 6n * words(f.b);
         break;
-      case 0x37: // CALLDATACOPY
-      case 0x39: // CODECOPY
+      case CALLDATACOPY:
+      case CODECOPY:
         cost = BigInt(staticGas) + memory(f.a, f.c, f.memWords) + 3n * words(f.c);
         break;
-      case 0x3e: // RETURNDATACOPY: out of the return data, its gas function fails by itself
+      case RETURNDATACOPY: // out of the return data, its gas function fails by itself
         if (f.b + f.c > BigInt(f.returnDataLength)) return this.failedCost(op);
         cost = BigInt(staticGas) + memory(f.a, f.c, f.memWords) + 3n * words(f.c);
         break;
-      case 0x3c: // EXTCODECOPY
+      case EXTCODECOPY:
         cost = BigInt(this.access(op, f.cold)) + memory(f.b, f.d, f.memWords) + 3n * words(f.d);
         break;
-      case 0x5e: // MCOPY
+      case MCOPY:
         cost = BigInt(staticGas) + memory(bigMax(f.a, f.b), f.c, f.memWords) + 3n * words(f.c);
         break;
-      case 0x51: // MLOAD
-      case 0x52: // MSTORE
+      case MLOAD:
+      case MSTORE:
         cost = BigInt(staticGas) + memory(f.a, 32n, f.memWords);
         break;
-      case 0x53: // MSTORE8
+      case MSTORE8:
         cost = BigInt(staticGas) + memory(f.a, 1n, f.memWords);
         break;
-      case 0x54: // SLOAD
-      case 0x31: // BALANCE
-      case 0x3b: // EXTCODESIZE
-      case 0x3f: // EXTCODEHASH
+      case SLOAD:
+      case BALANCE:
+      case EXTCODESIZE:
+      case EXTCODEHASH:
         cost = BigInt(this.access(op, f.cold));
         break;
-      case 0x55: // SSTORE
+      case SSTORE:
         cost = BigInt(this.sstoreCost(f));
         break;
-      case 0xf0: // CREATE
-      case 0xf5: {
-        // CREATE2
+      case CREATE:
+      case CREATE2: {
         const perWord = BigInt(rules.initCodeWordGas + (op === CREATE2 ? 6 : 0));
         cost = BigInt(staticGas) + memory(f.b, f.c, f.memWords) + perWord * words(f.c);
         break;
       }
-      case 0xff: {
-        // SELFDESTRUCT
+      case SELFDESTRUCT: {
         let extra = 0;
         if (f.cold) extra += rules.coldAccountAccess;
         if (rules.selfDestructNewAccount && f.empty && (!rules.emptyIsAbsent || f.balance !== 0n))
@@ -346,7 +393,7 @@ export class EvmStructLogger {
         break;
       }
       default:
-        if (op >= 0xa0 && op <= 0xa4) {
+        if (op >= LOG0 && op <= LOG4) {
           cost = BigInt(staticGas) + memory(f.a, f.b, f.memWords) + 8n * f.b;
           break;
         }

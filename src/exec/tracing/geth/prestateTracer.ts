@@ -1,6 +1,7 @@
 import { bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import type { ForkRules } from '../../../evm/forks.ts';
 import type { EvmTracer } from '../../../evm/hooks.ts';
+import { Op } from '../../../evm/opcodes.ts';
 import type { WorldState } from '../../../evm/state.ts';
 import { addressBytes, bytesToBigint } from '../../../evm/words.ts';
 import { bigintWord, quantityToHex, toHex, wordHex } from '../../../primitives/hex.ts';
@@ -21,15 +22,9 @@ interface AccountJson {
   storage?: Record<string, string>;
 }
 
-const SLOAD = 0x54;
-const SSTORE = 0x55;
-const BALANCE = 0x31;
-const EXTCODESIZE = 0x3b;
-const EXTCODECOPY = 0x3c;
-const EXTCODEHASH = 0x3f;
-const SELFDESTRUCT = 0xff;
-const CALL_OPS = new Set([0xf1, 0xf2, 0xf4, 0xfa]);
-const ADDRESS_OPS = new Set([BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT]);
+const { SLOAD, SSTORE, BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT } = Op;
+const CALL_OPS = new Set<number>([Op.CALL, Op.CALLCODE, Op.DELEGATECALL, Op.STATICCALL]);
+const ADDRESS_OPS = new Set<number>([BALANCE, EXTCODESIZE, EXTCODECOPY, EXTCODEHASH, SELFDESTRUCT]);
 /** EIP-7702's delegation designator: the whole code of a delegated account is `0xef0100 ‖ address`. */
 const DELEGATION_PREFIX = [0xef, 0x01, 0x00];
 const DELEGATION_LENGTH = 23;

@@ -1,7 +1,7 @@
 import { toHex } from '../../../primitives/hex.ts';
 import type { CallArguments } from '../../../services/execution.ts';
 import { blockOverrides, callObject, stateOverrides } from '../../callObject.ts';
-import { blockSelector, LATEST, optional, ParamProblem, quantity, required } from '../../params.ts';
+import { blockSelector, field, LATEST, optional, quantity, required } from '../../params.ts';
 import { method } from '../define.ts';
 
 /** The call object of eth_call and its kin; `chainId`, when given, must be the chain's (geth). */
@@ -9,12 +9,7 @@ export function callArguments(value: unknown): CallArguments {
   const call = callObject(value);
   const chainId = (value as Record<string, unknown>).chainId;
   if (chainId === undefined || chainId === null) return { call };
-  try {
-    return { call, chainId: quantity(chainId) };
-  } catch (e) {
-    if (e instanceof ParamProblem) throw new ParamProblem(`chainId: ${e.message}`);
-    throw e;
-  }
+  return { call, chainId: field('chainId', () => quantity(chainId)) };
 }
 
 /** geth's eth_call: the output, or a revert as error code 3 with the revert data. */

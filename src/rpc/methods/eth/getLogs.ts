@@ -1,5 +1,5 @@
 import type { LogCriteria, LogScope } from '../../../services/logs.ts';
-import { address, blockSelector, hash, LATEST, ParamProblem, required } from '../../params.ts';
+import { address, blockSelector, field, hash, LATEST, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 
 // geth's bounds: a log has at most four topics, and an OR-list longer than this is not a filter.
@@ -39,11 +39,11 @@ export function logFilter(value: unknown): LogFilter {
 
 function addresses(value: unknown): Uint8Array[] {
   if (value === undefined || value === null) return [];
-  if (typeof value === 'string') return [prefixed('invalid address', () => address(value))];
+  if (typeof value === 'string') return [field('invalid address', () => address(value))];
   if (!Array.isArray(value)) throw new ParamProblem('invalid addresses in query');
   return value.map((a, i) => {
     if (typeof a !== 'string') throw new ParamProblem(`non-string address at index ${i}`);
-    return prefixed(`invalid address at index ${i}`, () => address(a));
+    return field(`invalid address at index ${i}`, () => address(a));
   });
 }
 
@@ -65,16 +65,7 @@ function topics(value: unknown): Array<Uint8Array[] | null> {
 }
 
 function topic(value: string, position: number): Uint8Array {
-  return prefixed(`invalid topic at position ${position}`, () => hash(value));
-}
-
-function prefixed<T>(what: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (e) {
-    if (e instanceof ParamProblem) throw new ParamProblem(`${what}: ${e.message}`);
-    throw e;
-  }
+  return field(`invalid topic at position ${position}`, () => hash(value));
 }
 
 /** Logs matching a filter, in chain order; see LogService for the search and its limits. */

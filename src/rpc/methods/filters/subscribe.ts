@@ -1,7 +1,7 @@
 import { InvalidArgument } from '../../../core/errors.ts';
 import type { SubscriptionKind } from '../../../services/subscriptions.ts';
 import { METHOD_NOT_FOUND, RpcError } from '../../errors.ts';
-import { optional, ParamProblem, required } from '../../params.ts';
+import { argument, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 import { logFilter } from '../eth/getLogs.ts';
 
@@ -13,19 +13,6 @@ function subscriptionName(value: unknown): string {
 function subscriptionId(value: unknown): string {
   if (typeof value !== 'string') throw new ParamProblem('subscription id must be a string');
   return value;
-}
-
-/**
- * The second argument's meaning depends on the first, so it is parsed here rather than by the
- * parameter table: its problems still answer -32602 naming it, as geth's do.
- */
-function secondArgument<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (e) {
-    if (e instanceof ParamProblem) throw new InvalidArgument(`invalid argument 1: ${e.message}`);
-    throw e;
-  }
 }
 
 /**
@@ -42,7 +29,9 @@ export const eth_subscribe = method(
         what = { kind: 'newHeads' };
         break;
       case 'logs':
-        what = { kind: 'logs', criteria: secondArgument(() => logFilter(options ?? {})).criteria };
+        // The second argument's meaning depends on the first, so it is parsed here rather than by
+        // the parameter table: its problems still answer -32602 naming it, as geth's do.
+        what = { kind: 'logs', criteria: argument(1, () => logFilter(options ?? {})).criteria };
         break;
       case 'newPendingTransactions':
         if (options !== undefined && typeof options !== 'boolean') {

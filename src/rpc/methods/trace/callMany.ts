@@ -1,7 +1,7 @@
 import type { BlockOverrides, StateOverrides } from '../../../core/call.ts';
 import { InvalidArgument, refusedBy } from '../../../core/errors.ts';
 import { blockOverrides, callObject, stateOverrides, traceTypes } from '../../callObject.ts';
-import { blockSelector, LATEST, optional, ParamProblem, required } from '../../params.ts';
+import { blockSelector, field, LATEST, optional, ParamProblem, required } from '../../params.ts';
 import { method } from '../define.ts';
 
 function calls(value: unknown) {
@@ -10,12 +10,7 @@ function calls(value: unknown) {
     if (!Array.isArray(element) || element.length < 1 || element.length > 2) {
       throw new ParamProblem(`call ${i}: expected [call] or [call, traceTypes]`);
     }
-    try {
-      return { call: callObject(element[0]), types: traceTypes(element[1]) };
-    } catch (e) {
-      if (e instanceof ParamProblem) throw new ParamProblem(`call ${i}: ${e.message}`);
-      throw e;
-    }
+    return field(`call ${i}`, () => ({ call: callObject(element[0]), types: traceTypes(element[1]) }));
   });
 }
 

@@ -1,5 +1,13 @@
 import type { TraceFilter } from '../../../services/replay.ts';
-import { address, blockSelector, ParamProblem, quoted, required, smallQuantity } from '../../params.ts';
+import {
+  address,
+  blockSelector,
+  field,
+  ParamProblem,
+  quoted,
+  required,
+  smallQuantity,
+} from '../../params.ts';
 import { method } from '../define.ts';
 
 /** A count or offset: a JSON integer (OpenEthereum, Erigon, Reth) or a hex quantity. */
@@ -8,34 +16,17 @@ function small(name: string, value: unknown): number {
     if (!Number.isSafeInteger(value) || value < 0) throw new ParamProblem(`${name}: invalid value ${value}`);
     return value;
   }
-  try {
-    return smallQuantity(value);
-  } catch (e) {
-    if (e instanceof ParamProblem) throw new ParamProblem(`${name}: ${e.message}`);
-    throw e;
-  }
+  return field(name, () => smallQuantity(value));
 }
 
 function addresses(name: string, value: unknown): Uint8Array[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new ParamProblem(`${name} must be an array of addresses`);
-  return value.map((v, i) => {
-    try {
-      return address(v);
-    } catch (e) {
-      if (e instanceof ParamProblem) throw new ParamProblem(`${name}[${i}]: ${e.message}`);
-      throw e;
-    }
-  });
+  return value.map((v, i) => field(`${name}[${i}]`, () => address(v)));
 }
 
 function block(name: string, value: unknown) {
-  try {
-    return blockSelector(value);
-  } catch (e) {
-    if (e instanceof ParamProblem) throw new ParamProblem(`${name}: ${e.message}`);
-    throw e;
-  }
+  return field(name, () => blockSelector(value));
 }
 
 /** Erigon's and Reth's `mode`; union when absent, as there. */

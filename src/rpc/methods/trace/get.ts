@@ -1,4 +1,4 @@
-import { hash, ParamProblem, required, smallQuantity } from '../../params.ts';
+import { field, hash, ParamProblem, required, smallQuantity } from '../../params.ts';
 import { method } from '../define.ts';
 
 /** A trace address as hex quantities (`["0x0", "0x1"]`); JSON integers are taken too. */
@@ -9,12 +9,7 @@ function indices(value: unknown): number[] {
       if (!Number.isSafeInteger(v) || v < 0) throw new ParamProblem(`index ${i}: invalid index ${v}`);
       return v;
     }
-    try {
-      return smallQuantity(v);
-    } catch (e) {
-      if (e instanceof ParamProblem) throw new ParamProblem(`index ${i}: ${e.message}`);
-      throw e;
-    }
+    return field(`index ${i}`, () => smallQuantity(v));
   });
 }
 
