@@ -156,7 +156,7 @@ describe('the execution layer in process, on the conformance chain', () => {
     }
   });
 
-  it("replayBlock and flatTraces: a trace per transaction, each the receipt's transaction, failed where it failed", async () => {
+  it("replayBlock, its speculative parts and flatTraces: a trace per transaction, each the receipt's transaction, failed where it failed", async () => {
     const top = await store.getHead();
     assert.ok(top);
     let transactions = 0;
@@ -171,6 +171,18 @@ describe('the execution layer in process, on the conformance chain', () => {
         types: { trace: true, stateDiff: false, vmTrace: false },
       });
       assert.equal(replayed.length, receipts.length, `block ${n}`);
+      // A speculative part of every transaction is the block replayed; a part of the first alone
+      // answers as the block's first (each sees the parent state), with what it read recorded.
+      const types = { trace: true, stateDiff: true, vmTrace: false };
+      const serial = (await api.replayBlock({ blockHash: hash, types })).map(json);
+      const indices = receipts.map((_, i) => i);
+      const whole = await api.replayBlockPart({ blockHash: hash, types, indices });
+      assert.deepEqual(whole.results.map(json), serial, `block ${n}: a part of every transaction`);
+      if (receipts.length > 1) {
+        const first = await api.replayBlockPart({ blockHash: hash, types, indices: [0] });
+        assert.deepEqual(first.results.map(json), serial.slice(0, 1), `block ${n}: a part of the first`);
+        assert.ok(first.access.length > 0, `block ${n}: the first's reads recorded`);
+      }
       const flat = await api.flatTraces({ blockHash: hash });
       assert.equal(flat.txStart.length, receipts.length + 1, `block ${n}`);
       for (const [i, receipt] of receipts.entries()) {
