@@ -95,8 +95,10 @@ describe('the operator dashboard, on a running ethtrace start', () => {
       '1',
       '--exec-timeout',
       '3000',
+      // Far more gas than the loop below can burn before the deadline: the EVM steps it ~10⁸ times
+      // a second, and a billion gas (83 million turns) once ran out before 3 s on a quiet machine.
       '--gas-cap',
-      '1000000000',
+      '100000000000',
     ]);
     adminUrl = server.url;
     base = server.url.replace(/\/v3\/[^/]+$/, '');
