@@ -139,18 +139,19 @@ describe('ethtrace start stops gracefully', () => {
   it('a second signal during the drain exits at once (status 143 for SIGTERM)', async () => {
     const dir = tempDir('ethtrace-stop2-');
     dirs.push(dir);
-    // A drain that would take minutes: a call of a billion gas with a long deadline.
+    // A drain that would take minutes: a call of a hundred billion gas with a long deadline (a
+    // billion is a few seconds of our EVM's steps).
     const server = await serveDev(dir.path, [
       '--shutdown-timeout',
       '600',
       '--exec-timeout',
       '600000',
       '--gas-cap',
-      '1000000000',
+      '100000000000',
     ]);
     const base = server.url.replace(/\/v3\/[^/]+$/, '');
     const before = await callsStarted(base);
-    const pending = send(server.url, slowCall(1_000_000_000));
+    const pending = send(server.url, slowCall(100_000_000_000));
     while ((await callsStarted(base)) < before + 1) await new Promise((r) => setTimeout(r, 20));
     const exited = collect(server.child);
     let stdout = '';
