@@ -1,6 +1,7 @@
 // What the tracers of src/exec/tracing see of an execution: frames, their ends and self-destructs,
 // independent of the EVM that reports them (src/evm's hooks through tracing/evmAdapter.ts).
 
+import type { FrameError as EvmFrameError } from '../../evm/hooks.ts';
 export type FrameKind = 'call' | 'callcode' | 'delegatecall' | 'staticcall' | 'create' | 'create2';
 
 /** A frame as the tracers see it, independent of the EVM. */
@@ -38,25 +39,8 @@ export interface FrameEnd {
   precompileError?: string;
 }
 
-export type FrameError =
-  | 'revert'
-  | 'out of gas'
-  | 'code store out of gas'
-  | 'invalid jump'
-  | 'invalid opcode'
-  | 'stack underflow'
-  | 'stack overflow'
-  | 'static state change'
-  | 'insufficient balance'
-  | 'call depth'
-  | 'create collision'
-  | 'code size'
-  | 'initcode size'
-  | 'invalid code'
-  | 'precompile failed'
-  | 'return data out of bounds'
-  | 'nonce overflow'
-  | 'other';
+/** The EVM's failures, and `other` for a failure the oracle's ethereumjs names in words of its own. */
+export type FrameError = EvmFrameError | 'other';
 
 export interface SelfDestruct {
   address: Uint8Array;
