@@ -225,6 +225,14 @@ export class WorldState {
     return this.accounts.get(address);
   }
 
+  /**
+   * Whether the account is warm, without reading it: a precompile is warm before anything loads it
+   * (warmAlways marks only the accounts already read).
+   */
+  isWarm(address: bigint): boolean {
+    return this.accounts.get(address)?.warm ?? this.alwaysWarmAddresses?.has(address) ?? false;
+  }
+
   // ---------------------------------------------------------------- journal
 
   checkpoint(): number {

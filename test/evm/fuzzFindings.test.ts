@@ -188,3 +188,26 @@ describe('fuzz findings: precompiles stay warm in every transaction', () => {
     });
   });
 });
+
+describe('fuzz findings: the vmTrace cost of a failing op on a precompile nothing read yet', () => {
+  it('prices the access as warm (precompiles are warm from the start of the transaction)', async () => {
+    // PUSH1 1 PUSH1 0x1f PUSH2 0x200 PUSH1 4 EXTCODECOPY: a byte of identity's (empty) code copied to
+    // 0x200, with 100 gas left at the EXTCODECOPY: 100 warm + 51 memory (17 words) + 3 copy is more,
+    // so it fails; nothing has loaded 0x04 when it does.
+    const code = [0x60, 1, 0x60, 0x1f, 0x61, 0x02, 0x00, 0x60, 4, 0x3c];
+    const c = fuzzCase('Berlin', [account(SENDER), account(CONTRACT, code)], tx({ type: 1 }));
+    const intrinsic = 21_000n;
+    const upToTheOp = 4n * 3n;
+    c.txs = [tx({ type: 1, gasLimit: intrinsic + upToTheOp + 100n })];
+    const costs: string[] = [];
+    const report = await runCase(c, (_tx, o) => {
+      costs.push(
+        ...[...o.vmTrace.matchAll(/"cost":(\d+),"ex":null,"pc":9,"sub":null,"op":"EXTCODECOPY"/g)].map(
+          (m) => m[1] ?? '',
+        ),
+      );
+    });
+    assert.deepEqual(costs, ['154']);
+    assert.deepEqual(report.differences, []);
+  });
+});

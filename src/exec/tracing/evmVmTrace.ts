@@ -469,7 +469,7 @@ export class EvmVmTracer {
       case EXTCODESIZE:
       case EXTCODECOPY:
       case EXTCODEHASH:
-        f.warm = world.cached(args[0] & ADDRESS_MASK)?.warm ?? false;
+        f.warm = world.isWarm(args[0] & ADDRESS_MASK);
         f.noted = true;
         break;
       case SLOAD:
