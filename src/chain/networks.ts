@@ -62,7 +62,8 @@ export const KNOWN_NETWORKS: readonly KnownNetwork[] = [
       londonBlock: 12_965_000,
       arrowGlacierBlock: 13_773_000,
       grayGlacierBlock: 15_050_000,
-      terminalTotalDifficulty: 58_750_000_000_000_000_000_000,
+      // A string: the number is past what a double holds exactly.
+      terminalTotalDifficulty: '58750000000000000000000',
       shanghaiTime: 1681338455,
       cancunTime: 1710338135,
       pragueTime: 1746612311,
