@@ -131,3 +131,42 @@ describe('eth_config: a chain with forks still to come', () => {
     }
   });
 });
+
+describe('eth_config: a chain before its first timestamp fork', () => {
+  it('has no current configuration (as geth: EIP-7910 describes timestamp forks), and Shanghai next', async () => {
+    const SHANGHAI = 2_000_000_000n;
+    const genesis = buildGenesis({ hardfork: 'cancun' });
+    const config = genesis.config as unknown as Record<string, unknown>;
+    delete config.cancunTime;
+    config.shanghaiTime = Number(SHANGHAI);
+    config.blobSchedule = {};
+    const dir = tempDir('ethtrace-ethconfig-paris-');
+    const store = await openLmdbStore(dir.path);
+    try {
+      await (await ChainWriter.open(store, parseChainSpec(genesis))).initGenesis();
+    } finally {
+      await store.close();
+    }
+    const server = await startServer(dir.path);
+    const anvil = await startAnvil({ hardfork: 'cancun' });
+    try {
+      const ours = await server.rpc<EthConfig>('eth_config');
+      const cancun = await anvil.rpc<EthConfig>('eth_config');
+      const block0 = await server.rpc<{ hash: string }>('eth_getBlockByNumber', ['0x0', false]);
+      assert.equal(ours.current, null);
+      assert.ok(ours.next && cancun.current);
+      assert.equal(ours.next.activationTime, Number(SHANGHAI));
+      assert.equal(ours.next.forkId, forkHash(block0.hash, [SHANGHAI]));
+      // Shanghai: Cancun's precompiles but EIP-4844's, no blobs and no system contract yet.
+      const { KZG_POINT_EVALUATION: _kzg, ...shanghaiPrecompiles } = cancun.current.precompiles;
+      assert.deepEqual(ours.next.precompiles, shanghaiPrecompiles);
+      assert.equal(ours.next.blobSchedule, null);
+      assert.deepEqual(ours.next.systemContracts, {});
+      assert.deepEqual(ours.last, ours.next);
+    } finally {
+      await anvil.stop();
+      await server.close();
+      dir.cleanup();
+    }
+  });
+});
