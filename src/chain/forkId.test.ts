@@ -48,7 +48,7 @@ describe('forkId (EIP-2124)', () => {
   });
 
   it("gives the clients' published mainnet ids after Petersburg, block forks then timestamp forks", () => {
-    // go-ethereum core/forkid's test table for mainnet (the ids its nodes announce).
+    // The ids mainnet's nodes announce, as the clients' fork id tests publish them.
     check('mainnet', 0, [
       [9069000, 0, '879d6e30', 9200000],
       [9200000, 0, 'e029e991', 12244000],

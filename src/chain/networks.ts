@@ -1,7 +1,6 @@
 /**
  * The public networks whose fork schedule ethtrace knows without being told: geth's chain config of
- * each (its params/config.go, the schedule the clients ship), found by chain id and confirmed by the
- * genesis hash. Upstream mode reads a provider's node with them when it answers no chain config
+ * each (the schedule the clients ship), found by chain id and confirmed by the genesis hash. Upstream mode reads a provider's node with them when it answers no chain config
  * (src/upstream/spec.ts), and eth_config reports their fork ids from them.
  */
 export interface KnownNetwork {

@@ -42,9 +42,10 @@ const EVERY_BLOCK = 2n ** 64n - 1n;
  * The chain's fork configuration around its head, from the chain spec this service runs blocks by
  * (imported, dev, followed or upstream: ChainReader.spec) and the EVM's own tables, so it reports the
  * rules actually applied. `current` is the fork in force at the head's timestamp, `next` the first
- * one scheduled after it and `last` the last one scheduled; each is null when there is none. As in
- * geth (internal/ethapi), configurations are those of the timestamp forks, Shanghai on: EIP-7910
- * assumes a chain past the merge, so before a chain's first timestamp fork `current` is null.
+ * one scheduled after it and `last` the last one scheduled; each is null when there is none. As geth
+ * answers, configurations are those of the timestamp forks, Shanghai on: EIP-7910 assumes a chain
+ * past the merge, so before a chain's first timestamp fork `current` is null. Forks scheduled at one
+ * time count as one, the latest of them: the rules in force from that time.
  */
 export async function chainConfig(chain: ChainReader): Promise<ChainConfig> {
   const genesisHash = await chain.store.getCanonicalHash(0n);
