@@ -12,10 +12,16 @@
 //     requests/s on this machine's 2 cores).
 //  4. Server CPU time per answer (from /proc, the server's whole process tree) for ethtrace and for
 //     anvil serving the same chain, on the heavy methods, one connection: unlike requests per
-//     second it does not depend on how fast the load generator is.
+//     second it does not depend on how fast the load generator is. Among them eth_simulateV1 of 10
+//     calls (transfers and calls on two contracts sharing slots) and a 3-transaction eth_callBundle
+//     (anvil serves no eth_callBundle); a server that does not offer a method (-32601) is printed as
+//     'not served' rather than failing the run.
 // (env: BENCH_MIXED_SECONDS, BENCH_SECONDS for the cells of 3 and 4, BENCH_WARMUP_SECONDS)
 import { join } from 'node:path';
 import { runCli, tempDir } from '../test/support/cli.ts';
+import { LOG_STORE_RUNTIME, logStoreCalldata } from '../test/support/contracts.ts';
+import { devAccount } from '../test/support/devAccounts.ts';
+import { freshAddress } from '../test/support/workload.ts';
 import { bigBlockChain } from './lib/bigBlock.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
 import { type Child, CLI, childPid, cpuSeconds, rssMiB, startChild } from './lib/process.ts';
@@ -164,6 +170,75 @@ async function chainId(server: Server): Promise<LoadResult> {
   });
 }
 
+/** Whether the server offers the method of `body`: false for -32601, any other error fails the run. */
+async function served(url: string, body: string): Promise<boolean> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const answer = JSON.parse(await res.text()) as { error?: { code: number; message: string } };
+  if (answer.error?.code === -32601) return false;
+  if (answer.error) throw new Error(`${url}: ${answer.error.message}`);
+  return true;
+}
+
+// Gas of each simulated contract call: a LogStore call writes one slot and emits up to three logs.
+const SIMULATED_CALL_GAS = 200_000;
+
+/**
+ * eth_simulateV1 of one block of 10 calls on the busy block's state, as a wallet or searcher sends
+ * them: ETH transfers between the dev accounts, and calls on two LogStore contracts (the chain's
+ * own, and a second put in place by the block's state override) whose keys repeat, so later calls
+ * overwrite slots earlier ones wrote and every call sees what the ones before it left.
+ */
+function simulateBody(number: bigint, logStore: string): string {
+  const second = freshAddress('bench/mixed/simulate');
+  const calls = Array.from({ length: 10 }, (_, i) => {
+    const from = devAccount(i % 5).address;
+    if (i % 3 === 0)
+      return { from, to: devAccount(5 + (i % 5)).address, value: hex(10n ** 15n * BigInt(i + 1)) };
+    const to = i % 3 === 1 ? logStore : second;
+    const data = logStoreCalldata({ key: BigInt(i % 2), value: BigInt(i + 1), logs: 1 + (i % 3) });
+    return { from, to, input: data, gas: hex(SIMULATED_CALL_GAS) };
+  });
+  return rpcBody('eth_simulateV1', [
+    { blockStateCalls: [{ stateOverrides: { [second]: { code: LOG_STORE_RUNTIME } }, calls }] },
+    hex(number),
+  ]);
+}
+
+/**
+ * A Flashbots eth_callBundle of 3 signed transactions for the block after the busy one: a transfer
+ * and two LogStore calls on the same key, from two senders at their nonces after the busy block.
+ */
+async function callBundleBody(url: string, number: bigint, logStore: string): Promise<string> {
+  const block = JSON.parse(await post(url, rpcBody('eth_getBlockByNumber', [hex(number), false]))).result as {
+    baseFeePerGas: string;
+  };
+  const chainId = Number(JSON.parse(await post(url, rpcBody('eth_chainId', []))).result);
+  const [a, b] = [devAccount(1), devAccount(2)];
+  const nonceOf = async (address: string) =>
+    Number(JSON.parse(await post(url, rpcBody('eth_getTransactionCount', [address, hex(number)]))).result);
+  const [nonceA, nonceB] = await Promise.all([nonceOf(a.address), nonceOf(b.address)]);
+  const fees = { maxFeePerGas: BigInt(block.baseFeePerGas) * 2n, maxPriorityFeePerGas: 1n, chainId };
+  const call = (value: bigint) => logStoreCalldata({ key: 7n, value, logs: 2 });
+  const txs = await Promise.all([
+    a.signTransaction({ ...fees, nonce: nonceA, to: b.address, value: 10n ** 15n, gas: 21_000n }),
+    a.signTransaction({
+      ...fees,
+      nonce: nonceA + 1,
+      to: logStore as `0x${string}`,
+      data: call(1n),
+      gas: 200_000n,
+    }),
+    b.signTransaction({
+      ...fees,
+      nonce: nonceB,
+      to: logStore as `0x${string}`,
+      data: call(2n),
+      gas: 200_000n,
+    }),
+  ]);
+  return rpcBody('eth_callBundle', [{ txs, blockNumber: hex(number + 1n), stateBlockNumber: hex(number) }]);
+}
+
 const pad = (s: string, n: number) => s.padEnd(n);
 const num = (x: number, digits = 1) => x.toFixed(digits).padStart(9);
 
@@ -293,12 +368,23 @@ async function main(): Promise<void> {
       ],
       ['eth_call', groups[2]?.body ?? ''],
     ];
+    // The contract every transaction of the busy block calls (bench/lib/bigBlock.ts).
+    const busy = JSON.parse(await post(ours.url, rpcBody('eth_getBlockByNumber', [hex(number), true])))
+      .result as {
+      transactions: Array<{ to: string }>;
+    };
+    const logStore = busy.transactions[0]?.to ?? '';
+    heavy.push(
+      ['eth_simulateV1 (10 calls, 2 contracts)', simulateBody(number, logStore)],
+      ['eth_callBundle (3 txs)', await callBundleBody(ours.url, number, logStore)],
+    );
+    const cell = (r: { cpuMs: number } | null, width: number) =>
+      (r ? r.cpuMs.toFixed(2) : 'not served').padStart(width);
     for (const [name, body] of heavy) {
-      const a = await cpuPerAnswer(ours.url, oursPid, body);
-      const b = await cpuPerAnswer(anvil.url, anvilPid, body);
-      out.push(
-        `${pad(name, 44)} ${num(a.cpuMs, 2)}  ${num(b.cpuMs, 2)}  ${(a.cpuMs / b.cpuMs).toFixed(2).padStart(6)}`,
-      );
+      const a = (await served(ours.url, body)) ? await cpuPerAnswer(ours.url, oursPid, body) : null;
+      const b = (await served(anvil.url, body)) ? await cpuPerAnswer(anvil.url, anvilPid, body) : null;
+      const ratio = a && b ? (a.cpuMs / b.cpuMs).toFixed(2) : '—';
+      out.push(`${pad(name, 44)} ${cell(a, 11)} ${cell(b, 10)}  ${ratio.padStart(6)}`);
     }
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {

@@ -40,7 +40,8 @@ export const BLOCK_FORKS = [
   'grayGlacierBlock',
   'mergeNetsplitBlock',
 ] as const;
-const TIME_FORKS = [
+// Timestamp forks geth knows (and ethtrace runs), in activation order.
+export const TIME_FORKS = [
   'shanghaiTime',
   'cancunTime',
   'pragueTime',

@@ -30,11 +30,33 @@ export const HISTORY_STORAGE_ADDRESS = 0x0000f90827f1c53a10cb7a02335b17532000293
 export const WITHDRAWAL_REQUEST_ADDRESS = 0x00000961ef480eb55e80d19ad83579a64c007002n;
 export const CONSOLIDATION_REQUEST_ADDRESS = 0x0000bbddc7ce488642fb579f8b00f3a590007251n;
 /** Mainnet's deposit contract (EIP-6110); a chain spec names its own. */
-export const MAINNET_DEPOSIT_CONTRACT = 0x00000000219ab540356cbb839cbe05303d7705fan;
+const MAINNET_DEPOSIT_CONTRACT = 0x00000000219ab540356cbb839cbe05303d7705fan;
 const DEPOSIT_EVENT_TOPIC = 0x649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5n;
 const SYSTEM_CALL_GAS = 30_000_000n;
 const GWEI = 1_000_000_000n;
 const GAS_PER_BLOB = 131072n;
+
+/** EIP-6110's deposit contract of a chain spec's config, mainnet's when it names none (as ethereumjs). */
+export function depositContractOf(config: Readonly<Record<string, unknown>>): bigint {
+  const named = config.depositContractAddress;
+  return typeof named === 'string' ? BigInt(named) : MAINNET_DEPOSIT_CONTRACT;
+}
+
+/**
+ * The system contracts a fork's blocks use, by the name of the constant in the EIP that made each
+ * (EIP-7910 reports them so): the addresses applyBlock calls and reads requests from.
+ */
+export function systemContracts(rules: ForkRules, depositContract: bigint): ReadonlyMap<string, bigint> {
+  const out = new Map<string, bigint>();
+  if (rules.beaconRoots) out.set('BEACON_ROOTS_ADDRESS', BEACON_ROOTS_ADDRESS);
+  if (rules.historyStorage) out.set('HISTORY_STORAGE_ADDRESS', HISTORY_STORAGE_ADDRESS);
+  if (rules.requests) {
+    out.set('DEPOSIT_CONTRACT_ADDRESS', depositContract);
+    out.set('WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS', WITHDRAWAL_REQUEST_ADDRESS);
+    out.set('CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS', CONSOLIDATION_REQUEST_ADDRESS);
+  }
+  return out;
+}
 
 export interface Withdrawal {
   index: bigint;

@@ -435,6 +435,27 @@ export function forkByName(name: string): ForkName | null {
   return ALIASES[lower] ?? FORK_NAMES.find((f) => f.toLowerCase() === lower) ?? null;
 }
 
+type ScheduleEntry = { target?: unknown; max?: unknown; baseFeeUpdateFraction?: unknown };
+
+/**
+ * A fork's rules on a chain: its row with the chain's `blobSchedule` entry for it (EIP-7840), found
+ * under the fork's lower-cased name as geth's genesis writes it ("cancun", "bpo1"); a field the entry
+ * leaves out stays the fork's.
+ */
+export function chainForkRules(name: ForkName, blobSchedule: Readonly<Record<string, unknown>>): ForkRules {
+  const rules = forkRules(name);
+  const found = blobSchedule[name.toLowerCase()];
+  if (typeof found !== 'object' || found === null || !rules.blobs) return rules;
+  const entry = found as ScheduleEntry;
+  return withBlobSchedule(rules, {
+    target: Number(entry.target ?? rules.blobs.target),
+    max: Number(entry.max ?? rules.blobs.max),
+    baseFeeUpdateFraction: BigInt(
+      (entry.baseFeeUpdateFraction as number | string | undefined) ?? rules.blobs.baseFeeUpdateFraction,
+    ),
+  });
+}
+
 /** A chain's blob parameters for a fork (EIP-7840 `blobSchedule`); other fields stay the fork's. */
 export function withBlobSchedule(
   rules: ForkRules,

@@ -1,6 +1,6 @@
 import { type Common, Hardfork } from '@ethereumjs/common';
 import type { ChainSpec } from '../chain/genesis.ts';
-import { type ForkRules, forkByName, forkRules, withBlobSchedule } from '../evm/forks.ts';
+import { chainForkRules, type ForkRules, forkByName } from '../evm/forks.ts';
 import { type Precompile, precompilesFor } from '../evm/precompiles/index.ts';
 
 /** What the EVM of src/evm needs to run a block of one fork of one chain. */
@@ -10,8 +10,6 @@ export interface EvmFork {
   readonly chainId: bigint;
 }
 
-type ScheduleEntry = { target?: unknown; max?: unknown; baseFeeUpdateFraction?: unknown };
-
 /**
  * A chain's forks as the EVM's rule rows. The fork a block belongs to is still decided by the chain
  * reader's Common (src/chain/forks.ts), which knows geth's genesis format; this maps its hardfork name
@@ -20,13 +18,12 @@ type ScheduleEntry = { target?: unknown; max?: unknown; baseFeeUpdateFraction?: 
  */
 export class EvmForks {
   private readonly byHardfork = new Map<string, EvmFork>();
-  private readonly schedule: Readonly<Record<string, ScheduleEntry>>;
+  private readonly schedule: Readonly<Record<string, unknown>>;
 
   constructor(private readonly spec: ChainSpec) {
-    const config = spec.json.config as { blobSchedule?: unknown };
-    const schedule = config.blobSchedule;
+    const schedule = (spec.json.config as { blobSchedule?: unknown }).blobSchedule;
     this.schedule =
-      typeof schedule === 'object' && schedule !== null ? (schedule as Record<string, ScheduleEntry>) : {};
+      typeof schedule === 'object' && schedule !== null ? (schedule as Record<string, unknown>) : {};
   }
 
   /** The EVM fork for a block whose Common (from `ChainReader.commonAt`) is `common`. */
@@ -45,17 +42,7 @@ export class EvmForks {
     // Every hardfork a chain spec can name has a row (src/evm/forks.ts aliases geth's and
     // ethereumjs's names); one without is a fork this EVM was not built for.
     if (!name) throw new Error(`the EVM has no rules for hardfork ${hardfork}`);
-    let rules = forkRules(name);
-    const entry = this.schedule[hardfork.toLowerCase()];
-    if (entry && rules.blobs) {
-      rules = withBlobSchedule(rules, {
-        target: Number(entry.target ?? rules.blobs.target),
-        max: Number(entry.max ?? rules.blobs.max),
-        baseFeeUpdateFraction: BigInt(
-          (entry.baseFeeUpdateFraction as number | string | undefined) ?? rules.blobs.baseFeeUpdateFraction,
-        ),
-      });
-    }
+    const rules = chainForkRules(name, this.schedule);
     return { rules, precompiles: precompilesFor(rules.precompiles), chainId: this.spec.chainId };
   }
 }

@@ -1,14 +1,7 @@
 import type { Block } from '@ethereumjs/block';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
-import {
-  applyBlock,
-  type BlockInput,
-  encodeReceipt,
-  logsBloom,
-  MAINNET_DEPOSIT_CONTRACT,
-  requestsHash,
-} from '../evm/block.ts';
+import { applyBlock, type BlockInput, encodeReceipt, logsBloom, requestsHash } from '../evm/block.ts';
 import { encodeBigint, encodeBytes, encodeList } from '../evm/rlp.ts';
 import {
   type AccountChange,
@@ -393,12 +386,6 @@ export function allocChanges(
       slots,
     };
   });
-}
-
-/** EIP-6110's deposit contract of a chain spec's config, mainnet's when it names none (as ethereumjs). */
-export function depositContractOf(config: Record<string, unknown>): bigint {
-  const named = config.depositContractAddress;
-  return typeof named === 'string' ? BigInt(named) : MAINNET_DEPOSIT_CONTRACT;
 }
 
 /** An ethereumjs block as the EVM's block input. */

@@ -1,9 +1,10 @@
 import { BLOCK_FORKS, type ChainSpec, parseChainSpec } from '../chain/genesis.ts';
+import { knownNetwork, runnableConfig } from '../chain/networks.ts';
 import { UpstreamError, UserError } from '../core/errors.ts';
 import type { UpstreamReader } from './client.ts';
 
 /** What the chain's rules were learnt from, said at start. */
-export type SpecSource = 'genesis file' | 'debug_chainConfig' | 'anvil_nodeInfo';
+export type SpecSource = 'genesis file' | 'known network' | 'debug_chainConfig' | 'anvil_nodeInfo';
 
 // Time forks in activation order, as anvil names them (lower-cased) and as geth's config keys.
 const TIME_FORKS = ['shanghai', 'cancun', 'prague', 'osaka', 'bpo1', 'bpo2', 'bpo3', 'bpo4', 'bpo5'] as const;
@@ -17,9 +18,14 @@ const BLOB_SCHEDULE: Record<string, { target: number; max: number; baseFeeUpdate
 
 /**
  * The rules of the upstream's chain, which ethtrace needs to run its blocks: from a genesis file
- * when one is given (it must be the upstream's chain), else asked of the upstream: geth, Reth and
- * ethtrace answer `debug_chainConfig` with geth's chain config; anvil answers `anvil_nodeInfo` with
- * the one fork it runs from genesis. A node that answers neither needs `--genesis`.
+ * when one is given (it must be the upstream's chain); for a public network ethtrace knows (mainnet,
+ * Sepolia, Holesky, Hoodi by chain id and genesis hash: src/chain/networks.ts), its known schedule,
+ * which needs nothing of a provider that serves no debug namespace and names mainnet's merge by
+ * block where geth's config gives only its total difficulty; else asked of the upstream: geth, Reth
+ * and ethtrace answer `debug_chainConfig` with geth's chain config; anvil answers `anvil_nodeInfo`
+ * with the one fork it runs from genesis. A node that answers none has an unknown fork schedule, and
+ * ethtrace refuses to start rather than run (and report in eth_config) rules it guessed: it needs
+ * `--genesis`.
  */
 export async function discoverSpec(
   client: UpstreamReader,
@@ -36,6 +42,8 @@ export async function discoverSpec(
       throw new UserError(`--genesis is chain ${genesis.chainId}, the upstream serves chain ${chainId}`);
     return { spec: genesis, source: 'genesis file' };
   }
+  const network = typeof block0.hash === 'string' ? knownNetwork(chainId, block0.hash) : null;
+  if (network) return { spec: specOf(runnableConfig(network), block0), source: 'known network' };
   const config = (await optional(client.request<Record<string, unknown>>('debug_chainConfig', []))) ?? null;
   if (config !== null && typeof config === 'object') {
     return { spec: specOf({ ...config, chainId: Number(chainId) }, block0), source: 'debug_chainConfig' };
@@ -47,7 +55,7 @@ export async function discoverSpec(
     return { spec: specOf(devNodeConfig(info.hardFork, chainId), block0), source: 'anvil_nodeInfo' };
   }
   throw new UserError(
-    `the upstream (chain ${chainId}) answers neither debug_chainConfig nor anvil_nodeInfo, so its fork schedule is unknown: give its genesis file with --genesis`,
+    `the upstream (chain ${chainId}) is no public network ethtrace knows and answers neither debug_chainConfig nor anvil_nodeInfo, so its fork schedule is unknown: give its genesis file with --genesis`,
   );
 }
 

@@ -211,6 +211,7 @@ export const METHOD_SPECS: Record<string, MethodSpec> = {
   // the rest
   eth_blockNumber: none,
   eth_chainId: none,
+  eth_config: none,
   eth_syncing: none,
   net_version: none,
   web3_clientVersion: none,

@@ -53,6 +53,31 @@ function build(rules: PrecompileRules): ReadonlyMap<number, Precompile> {
   return map;
 }
 
+/**
+ * Each precompile's name by the numeric value of its address: the names its EIPs give it, as
+ * EIP-7910's configuration reports them (BN254 for what Byzantium's EIPs called alt_bn128).
+ */
+export const PRECOMPILE_NAMES: Readonly<Record<number, string>> = {
+  1: 'ECREC',
+  2: 'SHA256',
+  3: 'RIPEMD160',
+  4: 'ID',
+  5: 'MODEXP',
+  6: 'BN254_ADD',
+  7: 'BN254_MUL',
+  8: 'BN254_PAIRING',
+  9: 'BLAKE2F',
+  10: 'KZG_POINT_EVALUATION',
+  11: 'BLS12_G1ADD',
+  12: 'BLS12_G1MSM',
+  13: 'BLS12_G2ADD',
+  14: 'BLS12_G2MSM',
+  15: 'BLS12_PAIRING_CHECK',
+  16: 'BLS12_MAP_FP_TO_G1',
+  17: 'BLS12_MAP_FP2_TO_G2',
+  256: 'P256VERIFY',
+};
+
 const built = new Map<PrecompileRules, ReadonlyMap<number, Precompile>>();
 
 /** Precompiles active under these rules, keyed by the numeric value of their address (1..0x11, 0x100). */

@@ -5,6 +5,7 @@ import { DEBUG_TRACE_METHODS } from './debugTrace.ts';
 import { DEV_METHODS } from './dev.ts';
 import { eth_blockNumber } from './eth/blockNumber.ts';
 import { eth_chainId } from './eth/chainId.ts';
+import { eth_config } from './eth/config.ts';
 import { eth_getBlockReceipts } from './eth/getBlockReceipts.ts';
 import { eth_syncing } from './eth/syncing.ts';
 import { EXECUTION_METHODS } from './execution.ts';
@@ -30,6 +31,7 @@ export const METHODS: MethodTable<Services> = {
   ...FILTER_METHODS,
   eth_blockNumber,
   eth_chainId,
+  eth_config,
   eth_getBlockReceipts,
   eth_syncing,
   net_version,

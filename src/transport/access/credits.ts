@@ -13,6 +13,9 @@ const METHOD_CREDITS: Readonly<Record<string, number>> = {
   eth_blockNumber: 80,
   eth_call: 80,
   eth_chainId: 5,
+  // Not in Infura's table. Like eth_chainId, the chain's own settings: the spec and two cached headers
+  // (genesis, head), no state read and no execution.
+  eth_config: 5,
   eth_createAccessList: 80,
   eth_estimateGas: 300,
   eth_feeHistory: 80,
