@@ -31,6 +31,12 @@ export const WITHDRAWAL_REQUEST_ADDRESS = 0x00000961ef480eb55e80d19ad83579a64c00
 export const CONSOLIDATION_REQUEST_ADDRESS = 0x0000bbddc7ce488642fb579f8b00f3a590007251n;
 /** Mainnet's deposit contract (EIP-6110); a chain spec names its own. */
 export const MAINNET_DEPOSIT_CONTRACT = 0x00000000219ab540356cbb839cbe05303d7705fan;
+/** EIP-6110's deposit contract of a chain spec's config, mainnet's when it names none (as ethereumjs). */
+export function depositContractOf(config: Record<string, unknown>): bigint {
+  const named = config.depositContractAddress;
+  return typeof named === 'string' ? BigInt(named) : MAINNET_DEPOSIT_CONTRACT;
+}
+
 const DEPOSIT_EVENT_TOPIC = 0x649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5n;
 const SYSTEM_CALL_GAS = 30_000_000n;
 const GWEI = 1_000_000_000n;
@@ -121,12 +127,7 @@ export function applyBlock(
 ): BlockResult {
   const env = block.env;
   if (options.daoFork) applyDaoFork(world, rules);
-  if (rules.beaconRoots && block.parentBeaconBlockRoot !== null) {
-    systemCall(world, rules, env, precompiles, BEACON_ROOTS_ADDRESS, wordBytes(block.parentBeaconBlockRoot));
-  }
-  if (rules.historyStorage) {
-    systemCall(world, rules, env, precompiles, HISTORY_STORAGE_ADDRESS, wordBytes(block.parentHash));
-  }
+  beginBlock(world, rules, precompiles, block);
   const receipts: Receipt[] = [];
   let gasUsed = 0n;
   let blobGasUsed = 0n;
@@ -156,6 +157,40 @@ export function applyBlock(
       result,
     });
   }
+  const requests = finishBlock(world, rules, precompiles, block, receipts, options);
+  world.endTransaction(rules.emptyIsAbsent);
+  return { receipts, gasUsed, blobGasUsed, requests };
+}
+
+/** The system calls before a block's transactions (EIP-4788's beacon root, EIP-2935's parent hash). */
+export function beginBlock(
+  world: WorldState,
+  rules: ForkRules,
+  precompiles: ReadonlyMap<number, Precompile>,
+  block: Pick<BlockInput, 'env' | 'parentHash' | 'parentBeaconBlockRoot'>,
+): void {
+  const env = block.env;
+  if (rules.beaconRoots && block.parentBeaconBlockRoot !== null) {
+    systemCall(world, rules, env, precompiles, BEACON_ROOTS_ADDRESS, wordBytes(block.parentBeaconBlockRoot));
+  }
+  if (rules.historyStorage) {
+    systemCall(world, rules, env, precompiles, HISTORY_STORAGE_ADDRESS, wordBytes(block.parentHash));
+  }
+}
+
+/**
+ * What follows a block's transactions: its EIP-7685 requests (null before Prague), withdrawals and,
+ * before the merge, rewards. The caller ends the block (`endTransaction`).
+ */
+export function finishBlock(
+  world: WorldState,
+  rules: ForkRules,
+  precompiles: ReadonlyMap<number, Precompile>,
+  block: Pick<BlockInput, 'env' | 'ommers' | 'withdrawals'>,
+  receipts: readonly Pick<Receipt, 'logs'>[],
+  options: Pick<BlockOptions, 'depositContract' | 'requestContractsOptional'>,
+): Uint8Array[] | null {
+  const env = block.env;
   let requests: Uint8Array[] | null = null;
   if (rules.requests) {
     requests = [];
@@ -193,9 +228,9 @@ export function applyBlock(
     }
     world.addBalance(world.account(env.coinbase), minerReward);
   }
-  world.endTransaction(rules.emptyIsAbsent);
-  return { receipts, gasUsed, blobGasUsed, requests };
+  return requests;
 }
+
 
 /** A call from the system address (no fee, no nonce), its state kept; its output. */
 function systemCall(
@@ -218,7 +253,7 @@ function systemCall(
 }
 
 /** EIP-6110: the deposits the block's deposit-contract logs make (type 0), or null if none. */
-function depositRequests(receipts: readonly Receipt[], contract: bigint): Uint8Array | null {
+function depositRequests(receipts: readonly Pick<Receipt, 'logs'>[], contract: bigint): Uint8Array | null {
   const parts: Uint8Array[] = [Uint8Array.of(0)];
   for (const receipt of receipts) {
     for (const log of receipt.logs) {

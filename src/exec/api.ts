@@ -3,6 +3,7 @@ import type { CallLimits } from '../config/limits.ts';
 import type { AccessListResult } from './calls/accessList.ts';
 import { type CallManyJob, type CallManyPartJob, runCallMany, runCallManyPart } from './jobs/callMany.ts';
 import { type CallJob, callJobs } from './jobs/calls.ts';
+import { runSimulate, type SimulateJob } from './jobs/simulate.ts';
 import { type DebugTraceBlockJob, type DebugTraceCallJob, debugJobs } from './jobs/debug.ts';
 import {
   type FlatBlockTraces,
@@ -19,6 +20,7 @@ import type { PartResult } from './speculation.ts';
 export type { AccessListResult } from './calls/accessList.ts';
 export type { CallManyJob, CallManyPartJob, TracedCall } from './jobs/callMany.ts';
 export type { DebugTraceBlockJob, DebugTraceCallJob } from './jobs/debug.ts';
+export type { SimulateJob } from './jobs/simulate.ts';
 export type {
   FlatBlockTraces,
   FlatEntry,
@@ -50,6 +52,8 @@ export interface ExecutionApi {
   flatTraces(job: { blockHash: Uint8Array }): Promise<FlatBlockTraces>;
   debugTraceBlock(job: DebugTraceBlockJob): Promise<Uint8Array>;
   debugTraceCall(job: DebugTraceCallJob): Promise<Uint8Array>;
+  /** eth_simulateV1: its blocks as JSON. */
+  simulate(job: SimulateJob): Promise<Uint8Array>;
 }
 
 export type JobKind = keyof ExecutionApi;
@@ -64,5 +68,6 @@ export function executionApi(chain: ChainReader, limits: CallLimits): ExecutionA
     ...callJobs(chain, limits),
     ...replayJobs(chain),
     ...debugJobs(chain, limits),
+    simulate: (job) => runSimulate(chain, limits, job),
   };
 }

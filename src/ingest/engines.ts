@@ -2,6 +2,7 @@ import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { Account, type Address, bytesToBigInt, KECCAK256_NULL } from '@ethereumjs/util';
 import type { ChainSpec } from '../chain/genesis.ts';
+import { depositContractOf } from '../evm/block.ts';
 import type { AccountChange } from '../evm/state.ts';
 import { EvmForks, isDaoForkBlock } from '../exec/evmRules.ts';
 import { keccak256 } from '../primitives/keccak.ts';
@@ -9,7 +10,6 @@ import { StoreInconsistentError } from '../store/errors.ts';
 import type { ChainStore } from '../store/types.ts';
 import {
   allocChanges,
-  depositContractOf,
   type ExecutedBlock,
   executeBlock,
   HeadState,

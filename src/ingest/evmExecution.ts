@@ -6,7 +6,6 @@ import {
   type BlockInput,
   encodeReceipt,
   logsBloom,
-  MAINNET_DEPOSIT_CONTRACT,
   requestsHash,
 } from '../evm/block.ts';
 import { encodeBigint, encodeBytes, encodeList } from '../evm/rlp.ts';
@@ -393,12 +392,6 @@ export function allocChanges(
       slots,
     };
   });
-}
-
-/** EIP-6110's deposit contract of a chain spec's config, mainnet's when it names none (as ethereumjs). */
-export function depositContractOf(config: Record<string, unknown>): bigint {
-  const named = config.depositContractAddress;
-  return typeof named === 'string' ? BigInt(named) : MAINNET_DEPOSIT_CONTRACT;
 }
 
 /** An ethereumjs block as the EVM's block input. */

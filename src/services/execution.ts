@@ -1,8 +1,9 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
+import type { BlockOverrides, CallRequest, SimulateRequest, StateOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
+import { RawJson } from '../core/rawJson.ts';
 import type { AccessListResult } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import { quantityToHex } from '../primitives/hex.ts';
@@ -35,6 +36,12 @@ export class ExecutionService {
     const blockHash = await this.blockHash(block);
     this.checkChainId(args);
     return this.exec.run('call', { blockHash, call: args.call, overrides });
+  }
+
+  /** eth_simulateV1's blocks on the state after `block`, as JSON bytes. */
+  async simulate(block: BlockSelector, request: SimulateRequest): Promise<RawJson> {
+    const blockHash = await this.blockHash(block);
+    return new RawJson(await this.exec.run('simulate', { blockHash, ...request }));
   }
 
   /** The lowest gas limit at which the call succeeds (geth's search: src/exec/calls/estimateGas.ts). */

@@ -1,0 +1,511 @@
+import type { BlockHeader } from '@ethereumjs/block';
+import type { ChainReader } from '../../chain/reader.ts';
+import type { CallLimits } from '../../config/limits.ts';
+import type {
+  BlockOverrides,
+  CallRequest,
+  SimulatedBlockCalls,
+  SimulateRequest,
+  StateOverrides,
+} from '../../core/call.ts';
+import { ChainRewound, RequestFailed, type SimulationFault, SimulationRejected } from '../../core/errors.ts';
+import {
+  beginBlock,
+  depositContractOf,
+  encodeReceipt,
+  finishBlock,
+  logsBloom,
+  nextBaseFee,
+  nextExcessBlobGas,
+  type Receipt,
+  requestsHash,
+} from '../../evm/block.ts';
+import type { BlockEnv } from '../../evm/env.ts';
+import type { Precompile } from '../../evm/precompiles/index.ts';
+import { WorldState } from '../../evm/state.ts';
+import {
+  applyTransaction,
+  blobBaseFee,
+  floorDataGas,
+  InvalidTransaction,
+  type Transaction,
+  type TransactionResult,
+} from '../../evm/transaction.ts';
+import { EMPTY_TRIE_ROOT, orderedTrieRoot } from '../../evm/trie.ts';
+import { addressBytes, bytesToBigint, wordBytes } from '../../evm/words.ts';
+import { quantityToHex, toHex } from '../../primitives/hex.ts';
+import { keccak256 } from '../../primitives/keccak.ts';
+import { BlockReads, evmFork } from '../evmEngine.ts';
+import { evmStateAt, untilComplete } from '../fetchingState.ts';
+import { CallLogs, type NumberedLog } from '../simulate/callLogs.ts';
+import {
+  blockSize,
+  encodeHeader,
+  encodeSimulatedTransaction,
+  headerJson,
+  type SimulatedHeader,
+  transactionJson,
+} from '../simulate/encoding.ts';
+import { SimulatedStateRoot } from '../simulate/stateRoot.ts';
+
+/** eth_simulateV1 on the state after block `blockHash`. */
+export interface SimulateJob extends SimulateRequest {
+  blockHash: Uint8Array;
+}
+
+/** geth's step between simulated blocks' timestamps when none is given. */
+const TIMESTAMP_INCREMENT = 12n;
+/** The uncle hash of a block without uncles (keccak of the empty list). */
+const EMPTY_UNCLE_HASH = keccak256(Uint8Array.of(0xc0));
+const ZERO_HASH = new Uint8Array(32);
+/** A base fee before London's first block (EIP-1559's initial one). */
+const INITIAL_BASE_FEE = 1_000_000_000n;
+
+/** A block to simulate, its number and time settled (gaps filled with empty blocks). */
+interface PlannedBlock {
+  number: bigint;
+  time: bigint;
+  overrides: BlockOverrides;
+  stateOverrides: StateOverrides | undefined;
+  calls: CallRequest[];
+}
+
+/** The parent a simulated block builds on. */
+interface Parent {
+  hash: Uint8Array;
+  number: bigint;
+  timestamp: bigint;
+  gasLimit: bigint;
+  gasUsed: bigint;
+  baseFee: bigint | null;
+  excessBlobGas: bigint | null;
+  blobGasUsed: bigint | null;
+  coinbase: bigint;
+  difficulty: bigint;
+}
+
+/**
+ * Numbers and times of the blocks, as geth settles them: each block after the one before it (or
+ * the base), a number skipped over filled with empty blocks 12 s apart, no more than `maxBlocks`
+ * past the base; numbers and times must grow.
+ */
+export function planBlocks(
+  base: { number: bigint; timestamp: bigint },
+  blocks: readonly SimulatedBlockCalls[],
+  maxBlocks: number,
+): PlannedBlock[] {
+  const out: PlannedBlock[] = [];
+  let number = base.number;
+  let time = base.timestamp;
+  for (const block of blocks) {
+    const overrides = block.blockOverrides ?? {};
+    const wanted = overrides.number ?? number + 1n;
+    if (wanted <= number)
+      throw new SimulationRejected('block number order', `block numbers must be in order: ${wanted} <= ${number}`);
+    if (wanted - base.number > BigInt(maxBlocks)) throw new SimulationRejected('client limit', 'too many blocks');
+    for (let n = number + 1n; n < wanted; n++) {
+      time += TIMESTAMP_INCREMENT;
+      out.push({ number: n, time, overrides: {}, stateOverrides: undefined, calls: [] });
+    }
+    number = wanted;
+    let t = overrides.time;
+    if (t === undefined) t = time + TIMESTAMP_INCREMENT;
+    else if (t <= time)
+      throw new SimulationRejected('block timestamp order', `block timestamps must be in order: ${t} <= ${time}`);
+    time = t;
+    out.push({ number, time, overrides, stateOverrides: block.stateOverrides, calls: block.calls });
+  }
+  return out;
+}
+
+/** eth_simulateV1: the blocks in order on one state, each as geth's block JSON with its calls. */
+export async function runSimulate(chain: ChainReader, limits: CallLimits, job: SimulateJob): Promise<Uint8Array> {
+  const base = await chain.header(job.blockHash);
+  if (!base) throw ChainRewound.during();
+  const planned = planBlocks(base, job.blocks, limits.maxSimulateBlocks);
+  const fork = evmFork(chain, chain.commonAt(base.number, base.timestamp));
+  const state = evmStateAt(
+    chain.store,
+    { number: base.number, hash: job.blockHash },
+    fork,
+    BlockReads.of(chain.store, job.blockHash),
+  );
+  const trieNode = chain.store.getTrieNodeSync?.bind(chain.store);
+  const result = await untilComplete(state.fetching, () => {
+    const simulator = new Simulator(chain, limits, job, base, state.reader, state.hashes, trieNode);
+    return planned.map((block) => simulator.block(block));
+  });
+  return Buffer.from(JSON.stringify(result));
+}
+
+class Simulator {
+  private readonly world: WorldState;
+  private readonly roots: SimulatedStateRoot | null;
+  private parent: Parent;
+  /** Gas the request may still use across its blocks (the RPC gas cap, as geth's budget). */
+  private budget: bigint;
+  /** Hashes of the blocks simulated so far, by number (BLOCKHASH sees them). */
+  private readonly hashes = new Map<bigint, bigint>();
+  private readonly depositContract: bigint;
+
+  constructor(
+    private readonly chain: ChainReader,
+    limits: CallLimits,
+    private readonly job: SimulateJob,
+    private readonly base: BlockHeader,
+    reader: ConstructorParameters<typeof WorldState>[0],
+    private readonly canonical: { canonicalHash(number: bigint): Uint8Array | null },
+    trieNode: ((hash: Uint8Array) => Uint8Array | null) | undefined,
+  ) {
+    this.world = new WorldState(reader);
+    this.roots = trieNode ? new SimulatedStateRoot({ trieNode }, base.stateRoot) : null;
+    this.budget = limits.gasCap;
+    this.depositContract = depositContractOf(chain.spec.json.config as unknown as Record<string, unknown>);
+    this.parent = {
+      hash: base.hash(),
+      number: base.number,
+      timestamp: base.timestamp,
+      gasLimit: base.gasLimit,
+      gasUsed: base.gasUsed,
+      baseFee: base.baseFeePerGas ?? null,
+      excessBlobGas: base.excessBlobGas ?? null,
+      blobGasUsed: base.blobGasUsed ?? null,
+      coinbase: bytesToBigint(base.coinbase.bytes),
+      difficulty: base.difficulty,
+    };
+  }
+
+  block(plan: PlannedBlock): Record<string, unknown> {
+    const { chain, job, world, parent } = this;
+    const validation = job.validation;
+    const fork = evmFork(chain, chain.commonAt(plan.number, plan.time));
+    const rules = fork.rules;
+    const o = plan.overrides;
+    const coinbase = o.feeRecipient ? bytesToBigint(o.feeRecipient) : parent.coinbase;
+    const gasLimit = o.gasLimit ?? parent.gasLimit;
+    const difficulty = rules.proofOfStake ? 0n : parent.difficulty;
+    const mixHash = o.prevRandao ?? ZERO_HASH;
+    let baseFee: bigint | null = null;
+    if (rules.baseFee) {
+      baseFee =
+        o.baseFeePerGas ??
+        (validation
+          ? parent.baseFee === null
+            ? INITIAL_BASE_FEE
+            : nextBaseFee(parent.gasLimit, parent.gasUsed, parent.baseFee)
+          : 0n);
+    }
+    let excessBlobGas: bigint | null = null;
+    if (rules.blobs) {
+      excessBlobGas =
+        parent.excessBlobGas === null
+          ? 0n
+          : nextExcessBlobGas(rules, parent.excessBlobGas, parent.blobGasUsed ?? 0n, parent.baseFee ?? 0n);
+    }
+    const env: BlockEnv = {
+      number: plan.number,
+      timestamp: plan.time,
+      coinbase,
+      gasLimit,
+      difficulty,
+      prevRandao: bytesToBigint(mixHash),
+      baseFee: baseFee ?? 0n,
+      excessBlobGas: excessBlobGas ?? 0n,
+      chainId: fork.chainId,
+      blockHash: (n) => this.blockHash(n),
+    };
+    if (o.blobBaseFee !== undefined) env.blobBaseFee = o.blobBaseFee;
+    const moved = plan.stateOverrides ? this.applyOverrides(plan.stateOverrides, fork.precompiles) : null;
+    const beaconRoot = rules.beaconRoots ? ZERO_HASH : null;
+    beginBlock(world, rules, fork.precompiles, {
+      env,
+      parentHash: bytesToBigint(parent.hash),
+      parentBeaconBlockRoot: beaconRoot === null ? null : 0n,
+    });
+    const receipts: Receipt[] = [];
+    const txs: Transaction[] = [];
+    const encoded: Uint8Array[] = [];
+    const calls: Array<{ result: TransactionResult; logs: NumberedLog[]; hash: Uint8Array; maxUsedGas: bigint }> =
+      [];
+    const counter = { next: 0 };
+    let gasUsed = 0n;
+    let blobGasUsed = 0n;
+    for (const [index, call] of plan.calls.entries()) {
+      const remaining = gasLimit - gasUsed;
+      const from = call.from ? bytesToBigint(call.from) : 0n;
+      const wanted = call.gas ?? remaining;
+      if (remaining < wanted)
+        throw new SimulationRejected(
+          'block gas limit reached',
+          `block gas limit reached: remaining: ${remaining}, required: ${wanted}`,
+        );
+      const gas = wanted < this.budget ? wanted : this.budget;
+      const nonce = call.nonce ?? world.account(from).nonce;
+      const tx = simulatedTransaction(call, from, nonce, gas, baseFee !== null);
+      const bytes = encodeSimulatedTransaction(tx, fork.chainId);
+      const hash = keccak256(bytes);
+      const logs = new CallLogs(job.traceTransfers, counter);
+      let result: TransactionResult;
+      try {
+        result = applyTransaction(world, env, rules, fork.precompiles, tx, logs.tracer, {
+          call: true,
+          nonceCheck: validation,
+          noBaseFee: !validation,
+          ...(moved ? { precompilesAt: moved } : {}),
+        });
+      } catch (e) {
+        if (e instanceof InvalidTransaction) throw rejection(e, gas);
+        throw e;
+      }
+      if (result.gasUsed > this.budget)
+        throw new RequestFailed(`RPC gas cap exhausted: need ${result.gasUsed}, remaining ${this.budget}`);
+      this.budget -= result.gasUsed;
+      gasUsed += result.gasUsed;
+      blobGasUsed += result.blobGasUsed;
+      const floor = floorDataGas(rules, tx);
+      const maxUsedGas = result.gasUsedBeforeRefund > floor ? result.gasUsedBeforeRefund : floor;
+      receipts.push({
+        type: tx.type,
+        success: result.success,
+        postState: null,
+        cumulativeGasUsed: gasUsed,
+        logs: result.logs,
+        result,
+      });
+      txs.push(tx);
+      encoded.push(bytes);
+      calls.push({ result, logs: logs.logs, hash, maxUsedGas });
+      void index;
+    }
+    const requests = finishBlock(
+      world,
+      rules,
+      fork.precompiles,
+      { env, ommers: [], withdrawals: rules.withdrawals ? [] : null },
+      receipts,
+      { depositContract: this.depositContract, requestContractsOptional: true },
+    );
+    world.endTransaction(rules.emptyIsAbsent);
+    const changes = world.takeChanges();
+    const stateRoot = this.roots ? this.roots.apply(changes) : ZERO_HASH;
+    const bloom = new Uint8Array(256);
+    for (const receipt of receipts) {
+      const bits = logsBloom(receipt.logs);
+      for (let i = 0; i < 256; i++) bloom[i] = (bloom[i] as number) | (bits[i] as number);
+    }
+    const header: SimulatedHeader = {
+      parentHash: parent.hash,
+      uncleHash: EMPTY_UNCLE_HASH,
+      coinbase,
+      stateRoot,
+      transactionsRoot: orderedTrieRoot(encoded),
+      receiptsRoot: orderedTrieRoot(receipts.map(encodeReceipt)),
+      logsBloom: bloom,
+      difficulty,
+      number: plan.number,
+      gasLimit,
+      gasUsed,
+      timestamp: plan.time,
+      mixHash,
+      baseFee,
+      withdrawalsRoot: rules.withdrawals ? EMPTY_TRIE_ROOT : null,
+      blobGasUsed: rules.blobs ? blobGasUsed : null,
+      excessBlobGas,
+      parentBeaconBlockRoot: beaconRoot,
+      requestsHash: requests === null ? null : requestsHash(requests),
+    };
+    const headerBytes = encodeHeader(header);
+    const hash = keccak256(headerBytes);
+    this.hashes.set(plan.number, bytesToBigint(hash));
+    this.parent = {
+      hash,
+      number: plan.number,
+      timestamp: plan.time,
+      gasLimit,
+      gasUsed,
+      baseFee,
+      excessBlobGas,
+      blobGasUsed: header.blobGasUsed,
+      coinbase,
+      difficulty,
+    };
+    const at = { blockHash: hash, number: plan.number, timestamp: plan.time, baseFee };
+    return {
+      ...headerJson(header, hash),
+      calls: calls.map((c, index) => callJson(c, { ...at, index })),
+      size: quantityToHex(blockSize(headerBytes, encoded, rules.withdrawals)),
+      transactions: job.returnFullTransactions
+        ? txs.map((tx, index) =>
+            transactionJson(tx, calls[index]?.hash ?? ZERO_HASH, fork.chainId, { ...at, index }),
+          )
+        : calls.map((c) => toHex(c.hash)),
+      uncles: [],
+      ...(rules.withdrawals && { withdrawals: [] }),
+    };
+  }
+
+  /** BLOCKHASH: a simulated block's hash, or a canonical one at or below the base. */
+  private blockHash(number: bigint): bigint {
+    if (number > this.base.number) return this.hashes.get(number) ?? 0n;
+    const hash = this.canonical.canonicalHash(number);
+    return hash === null ? 0n : bytesToBigint(hash);
+  }
+
+  /**
+   * A block's state overrides, in address order as geth applies them; the block's precompiles by
+   * address when an override moved or replaced one (null: as the fork has them).
+   */
+  private applyOverrides(
+    overrides: StateOverrides,
+    precompiles: ReadonlyMap<number, Precompile>,
+  ): Map<bigint, Precompile> | null {
+    const world = this.world;
+    const sorted = [...overrides].sort((a, b) => Buffer.compare(Buffer.from(a.address), Buffer.from(b.address)));
+    const named = new Set(sorted.map((o) => bytesToBigint(o.address)));
+    let active: Map<bigint, Precompile> | null = null;
+    const moved = new Set<bigint>();
+    for (const { address, override } of sorted) {
+      const at = bytesToBigint(address);
+      if (moved.has(at))
+        throw new RequestFailed(`account ${toHex(address)} has already been overridden by a precompile`);
+      const precompile = at <= 0xffffn ? precompiles.get(Number(at)) : undefined;
+      const isPrecompile = active ? active.has(at) : precompile !== undefined;
+      if (override.movePrecompileToAddress !== undefined) {
+        if (!isPrecompile) throw new RequestFailed(`account ${toHex(address)} is not a precompile`);
+        const to = bytesToBigint(override.movePrecompileToAddress);
+        if (named.has(to))
+          throw new RequestFailed(`account ${toHex(override.movePrecompileToAddress)} is already overridden`);
+        active ??= byAddress(precompiles);
+        const p = active.get(at);
+        if (p) active.set(to, p);
+        moved.add(to);
+      }
+      if (isPrecompile) {
+        active ??= byAddress(precompiles);
+        active.delete(at);
+      }
+      const account = world.account(at);
+      if (override.nonce !== undefined) world.setNonce(account, override.nonce);
+      if (override.code !== undefined) world.setCode(account, override.code);
+      if (override.balance !== undefined) world.setBalance(account, override.balance);
+      if (!account.exists) world.createAccount(account);
+      if (override.state) world.clearStorage(account);
+      for (const [slot, value] of [...(override.state ?? []), ...(override.stateDiff ?? [])])
+        world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
+    }
+    // As if made by a transaction just before the block's: committed, empty accounts kept.
+    world.endTransaction(false);
+    return active;
+  }
+}
+
+function byAddress(precompiles: ReadonlyMap<number, Precompile>): Map<bigint, Precompile> {
+  return new Map([...precompiles].map(([n, p]) => [BigInt(n), p]));
+}
+
+/**
+ * The call as the transaction geth makes of it: a fee-market transaction unless it names a gas
+ * price (legacy), blobs or authorizations; unnamed fees zero.
+ */
+function simulatedTransaction(
+  call: CallRequest,
+  sender: bigint,
+  nonce: bigint,
+  gas: bigint,
+  london: boolean,
+): Transaction {
+  let type = 2;
+  if (call.authorizationList !== undefined) type = 4;
+  else if (call.blobVersionedHashes !== undefined) type = 3;
+  if (call.gasPrice !== undefined || !london) type = 0;
+  return {
+    type,
+    sender,
+    nonce,
+    gasLimit: gas,
+    gasPrice: call.gasPrice ?? 0n,
+    maxFeePerGas: call.maxFeePerGas ?? 0n,
+    maxPriorityFeePerGas: call.maxPriorityFeePerGas ?? 0n,
+    to: call.to ? bytesToBigint(call.to) : null,
+    value: call.value ?? 0n,
+    data: call.data ?? new Uint8Array(0),
+    accessList: (call.accessList ?? []).map((e) => ({
+      address: bytesToBigint(e.address),
+      storageKeys: e.storageKeys.map((k) => bytesToBigint(k)),
+    })),
+    blobVersionedHashes: (call.blobVersionedHashes ?? []).map((h) => bytesToBigint(h)),
+    maxFeePerBlobGas: call.maxFeePerBlobGas ?? 0n,
+    authorizationList: (call.authorizationList ?? []).map((a) => ({
+      chainId: a.chainId,
+      address: bytesToBigint(a.address),
+      nonce: a.nonce,
+      yParity: a.yParity,
+      r: a.r,
+      s: a.s,
+    })),
+  };
+}
+
+const FAULTS: Record<string, SimulationFault> = {
+  NONCE_MISMATCH_TOO_LOW: 'nonce too low',
+  NONCE_MISMATCH_TOO_HIGH: 'nonce too high',
+  INSUFFICIENT_MAX_FEE_PER_GAS: 'fee cap below base fee',
+  PRIORITY_GREATER_THAN_MAX_FEE_PER_GAS: 'invalid fee fields',
+  INTRINSIC_GAS_TOO_LOW: 'intrinsic gas',
+  INTRINSIC_GAS_BELOW_FLOOR_GAS_COST: 'intrinsic gas',
+  INSUFFICIENT_ACCOUNT_FUNDS: 'insufficient funds',
+  INITCODE_SIZE_EXCEEDED: 'init code too large',
+  SENDER_NOT_EOA: 'sender not an account',
+};
+
+/** A call the block cannot include, as the request's error (geth words it "err: … (supplied gas N)"). */
+function rejection(e: InvalidTransaction, gas: bigint): SimulationRejected {
+  return new SimulationRejected(FAULTS[e.code] ?? 'invalid transaction', `err: ${e.message} (supplied gas ${gas})`);
+}
+
+/** geth's code for a call that failed in the EVM (not a revert). */
+const VM_ERROR = -32015;
+/** Error(string)'s selector: a revert's reason is shown when it is one. */
+const ERROR_SELECTOR = '08c379a0';
+
+function callJson(
+  call: { result: TransactionResult; logs: NumberedLog[]; hash: Uint8Array; maxUsedGas: bigint },
+  at: { blockHash: Uint8Array; number: bigint; timestamp: bigint; index: number },
+): Record<string, unknown> {
+  const { result } = call;
+  const out: Record<string, unknown> = {
+    returnData: toHex(result.output),
+    logs: call.logs.map((log) => ({
+      address: toHex(addressBytes(log.address)),
+      topics: log.topics.map((t) => toHex(wordBytes(t))),
+      data: toHex(log.data),
+      blockNumber: quantityToHex(at.number),
+      transactionHash: toHex(call.hash),
+      transactionIndex: quantityToHex(at.index),
+      blockHash: toHex(at.blockHash),
+      blockTimestamp: quantityToHex(at.timestamp),
+      logIndex: quantityToHex(log.index),
+      removed: false,
+    })),
+    gasUsed: quantityToHex(result.gasUsed),
+    maxUsedGas: quantityToHex(call.maxUsedGas),
+    status: result.success ? '0x1' : '0x0',
+  };
+  if (!result.success) {
+    if (result.error === 'revert') {
+      out.error = { message: revertMessage(result.output), code: 3, data: toHex(result.output) };
+    } else {
+      out.error = { message: result.error ?? 'execution failed', code: VM_ERROR };
+    }
+  }
+  return out;
+}
+
+/** "execution reverted", with the reason when the output is an Error(string). */
+function revertMessage(output: Uint8Array): string {
+  const hex = Buffer.from(output).toString('hex');
+  if (!hex.startsWith(ERROR_SELECTOR) || output.length < 68) return 'execution reverted';
+  const length = Number(BigInt(`0x${hex.slice(8 + 64, 8 + 128)}`));
+  const text = Buffer.from(output.subarray(68, 68 + length)).toString('utf8');
+  return `execution reverted: ${text}`;
+}
