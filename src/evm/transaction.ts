@@ -339,7 +339,8 @@ function execute(
   if (tx.to === null) {
     result = machine.create(tx.sender, tx.value, tx.data, gas);
   } else {
-    world.setNonce(sender, sender.nonce + 1n);
+    // Past 2^64 − 1 only when the nonce is not checked (a simulation): it wraps, as geth's uint64.
+    world.setNonce(sender, sender.nonce === MAX_UINT64 ? 0n : sender.nonce + 1n);
     if (tx.authorizationList.length > 0) applyAuthorizations(world, block, tx.authorizationList);
     const target = world.account(tx.to);
     if (rules.delegation) {

@@ -388,7 +388,14 @@ class Simulator {
       if (override.nonce !== undefined) world.setNonce(account, override.nonce);
       if (override.code !== undefined) world.setCode(account, override.code);
       if (override.balance !== undefined) world.setBalance(account, override.balance);
-      if (!account.exists) world.createAccount(account);
+      // geth makes the account only by writing one of its fields.
+      const writes =
+        override.nonce !== undefined ||
+        override.code !== undefined ||
+        override.balance !== undefined ||
+        override.state !== undefined ||
+        override.stateDiff !== undefined;
+      if (writes && !account.exists) world.createAccount(account);
       if (override.state) world.clearStorage(account);
       for (const [slot, value] of [...(override.state ?? []), ...(override.stateDiff ?? [])])
         world.setStorage(account, bytesToBigint(slot), bytesToBigint(value));
@@ -474,7 +481,8 @@ function callJson(
 ): Record<string, unknown> {
   const { result } = call;
   const out: Record<string, unknown> = {
-    returnData: toHex(result.output),
+    // geth's ExecutionResult.Return: nothing for a failed call (a revert's data is in its error).
+    returnData: result.success ? toHex(result.output) : '0x',
     logs: call.logs.map((log) => ({
       address: toHex(addressBytes(log.address)),
       topics: log.topics.map((t) => toHex(wordBytes(t))),
