@@ -231,7 +231,6 @@ export function finishBlock(
   return requests;
 }
 
-
 /** A call from the system address (no fee, no nonce), its state kept; its output. */
 function systemCall(
   world: WorldState,

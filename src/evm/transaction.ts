@@ -239,7 +239,10 @@ function validate(
         'TYPE_3_TX_MAX_BLOB_GAS_ALLOWANCE_EXCEEDED',
         `${count} blobs, above the block's ${rules.blobs.max}`,
       );
-    if (!(options.noBaseFee && tx.maxFeePerBlobGas === 0n) && tx.maxFeePerBlobGas < blockBlobBaseFee(rules, block))
+    if (
+      !(options.noBaseFee && tx.maxFeePerBlobGas === 0n) &&
+      tx.maxFeePerBlobGas < blockBlobBaseFee(rules, block)
+    )
       invalid('INSUFFICIENT_MAX_FEE_PER_BLOB_GAS', 'max fee per blob gas below the blob base fee');
   }
   if (tx.type === 4) {

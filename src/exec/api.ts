@@ -3,7 +3,6 @@ import type { CallLimits } from '../config/limits.ts';
 import type { AccessListResult } from './calls/accessList.ts';
 import { type CallManyJob, type CallManyPartJob, runCallMany, runCallManyPart } from './jobs/callMany.ts';
 import { type CallJob, callJobs } from './jobs/calls.ts';
-import { runSimulate, type SimulateJob } from './jobs/simulate.ts';
 import { type DebugTraceBlockJob, type DebugTraceCallJob, debugJobs } from './jobs/debug.ts';
 import {
   type FlatBlockTraces,
@@ -12,6 +11,7 @@ import {
   type ReplayPartJob,
   replayJobs,
 } from './jobs/replay.ts';
+import { runSimulate, type SimulateJob } from './jobs/simulate.ts';
 import type { PartResult } from './speculation.ts';
 
 // What the layers above (services) see of exec: this module, the jobs and their results, and
@@ -20,7 +20,6 @@ import type { PartResult } from './speculation.ts';
 export type { AccessListResult } from './calls/accessList.ts';
 export type { CallManyJob, CallManyPartJob, TracedCall } from './jobs/callMany.ts';
 export type { DebugTraceBlockJob, DebugTraceCallJob } from './jobs/debug.ts';
-export type { SimulateJob } from './jobs/simulate.ts';
 export type {
   FlatBlockTraces,
   FlatEntry,
@@ -28,6 +27,7 @@ export type {
   ReplayedBlockJson,
   ReplayPartJob,
 } from './jobs/replay.ts';
+export type { SimulateJob } from './jobs/simulate.ts';
 export { partitionBySender, type SpeculationStats, speculate } from './speculation.ts';
 
 /**

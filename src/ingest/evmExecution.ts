@@ -1,13 +1,7 @@
 import type { Block } from '@ethereumjs/block';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToBigInt } from '@ethereumjs/util';
-import {
-  applyBlock,
-  type BlockInput,
-  encodeReceipt,
-  logsBloom,
-  requestsHash,
-} from '../evm/block.ts';
+import { applyBlock, type BlockInput, encodeReceipt, logsBloom, requestsHash } from '../evm/block.ts';
 import { encodeBigint, encodeBytes, encodeList } from '../evm/rlp.ts';
 import {
   type AccountChange,
@@ -16,6 +10,7 @@ import {
   type StateReader,
   WorldState,
 } from '../evm/state.ts';
+import { nibbles, StateTrie, storedRoot, type TrieNode } from '../evm/stateTrie.ts';
 import type { Transaction } from '../evm/transaction.ts';
 import { EMPTY_TRIE_ROOT, orderedTrieRoot } from '../evm/trie.ts';
 import { addressBytes, wordBytes } from '../evm/words.ts';
@@ -23,7 +18,6 @@ import type { EvmFork } from '../exec/evmRules.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockWrite } from '../store/types.ts';
 import type { TxReceipt } from '../wire/txReceipt.ts';
-import { nibbles, StateTrie, storedRoot, type TrieNode } from '../evm/stateTrie.ts';
 
 /** What the head state reads from the store without awaiting (LMDB's reads are synchronous). */
 export interface SyncRecords {

@@ -25,7 +25,6 @@ import type { Precompile } from '../../evm/precompiles/index.ts';
 import { WorldState } from '../../evm/state.ts';
 import {
   applyTransaction,
-  blobBaseFee,
   floorDataGas,
   InvalidTransaction,
   type Transaction,
@@ -47,6 +46,7 @@ import {
   transactionJson,
 } from '../simulate/encoding.ts';
 import { SimulatedStateRoot } from '../simulate/stateRoot.ts';
+import { bigMax } from '../transaction.ts';
 
 /** eth_simulateV1 on the state after block `blockHash`. */
 export interface SimulateJob extends SimulateRequest {
@@ -101,8 +101,12 @@ export function planBlocks(
     const overrides = block.blockOverrides ?? {};
     const wanted = overrides.number ?? number + 1n;
     if (wanted <= number)
-      throw new SimulationRejected('block number order', `block numbers must be in order: ${wanted} <= ${number}`);
-    if (wanted - base.number > BigInt(maxBlocks)) throw new SimulationRejected('client limit', 'too many blocks');
+      throw new SimulationRejected(
+        'block number order',
+        `block numbers must be in order: ${wanted} <= ${number}`,
+      );
+    if (wanted - base.number > BigInt(maxBlocks))
+      throw new SimulationRejected('client limit', 'too many blocks');
     for (let n = number + 1n; n < wanted; n++) {
       time += TIMESTAMP_INCREMENT;
       out.push({ number: n, time, overrides: {}, stateOverrides: undefined, calls: [] });
@@ -111,7 +115,10 @@ export function planBlocks(
     let t = overrides.time;
     if (t === undefined) t = time + TIMESTAMP_INCREMENT;
     else if (t <= time)
-      throw new SimulationRejected('block timestamp order', `block timestamps must be in order: ${t} <= ${time}`);
+      throw new SimulationRejected(
+        'block timestamp order',
+        `block timestamps must be in order: ${t} <= ${time}`,
+      );
     time = t;
     out.push({ number, time, overrides, stateOverrides: block.stateOverrides, calls: block.calls });
   }
@@ -119,7 +126,11 @@ export function planBlocks(
 }
 
 /** eth_simulateV1: the blocks in order on one state, each as geth's block JSON with its calls. */
-export async function runSimulate(chain: ChainReader, limits: CallLimits, job: SimulateJob): Promise<Uint8Array> {
+export async function runSimulate(
+  chain: ChainReader,
+  limits: CallLimits,
+  job: SimulateJob,
+): Promise<Uint8Array> {
   const base = await chain.header(job.blockHash);
   if (!base) throw ChainRewound.during();
   const planned = planBlocks(base, job.blocks, limits.maxSimulateBlocks);
@@ -225,12 +236,16 @@ class Simulator {
     const receipts: Receipt[] = [];
     const txs: Transaction[] = [];
     const encoded: Uint8Array[] = [];
-    const calls: Array<{ result: TransactionResult; logs: NumberedLog[]; hash: Uint8Array; maxUsedGas: bigint }> =
-      [];
+    const calls: Array<{
+      result: TransactionResult;
+      logs: NumberedLog[];
+      hash: Uint8Array;
+      maxUsedGas: bigint;
+    }> = [];
     const counter = { next: 0 };
     let gasUsed = 0n;
     let blobGasUsed = 0n;
-    for (const [index, call] of plan.calls.entries()) {
+    for (const call of plan.calls) {
       const remaining = gasLimit - gasUsed;
       const from = call.from ? bytesToBigint(call.from) : 0n;
       const wanted = call.gas ?? remaining;
@@ -239,7 +254,7 @@ class Simulator {
           'block gas limit reached',
           `block gas limit reached: remaining: ${remaining}, required: ${wanted}`,
         );
-      const gas = wanted < this.budget ? wanted : this.budget;
+      const gas = bigMin(wanted, this.budget);
       const nonce = call.nonce ?? world.account(from).nonce;
       const tx = simulatedTransaction(call, from, nonce, gas, baseFee !== null);
       const bytes = encodeSimulatedTransaction(tx, fork.chainId);
@@ -263,7 +278,7 @@ class Simulator {
       gasUsed += result.gasUsed;
       blobGasUsed += result.blobGasUsed;
       const floor = floorDataGas(rules, tx);
-      const maxUsedGas = result.gasUsedBeforeRefund > floor ? result.gasUsedBeforeRefund : floor;
+      const maxUsedGas = bigMax(result.gasUsedBeforeRefund, floor);
       receipts.push({
         type: tx.type,
         success: result.success,
@@ -275,7 +290,6 @@ class Simulator {
       txs.push(tx);
       encoded.push(bytes);
       calls.push({ result, logs: logs.logs, hash, maxUsedGas });
-      void index;
     }
     const requests = finishBlock(
       world,
@@ -360,7 +374,9 @@ class Simulator {
     precompiles: ReadonlyMap<number, Precompile>,
   ): Map<bigint, Precompile> | null {
     const world = this.world;
-    const sorted = [...overrides].sort((a, b) => Buffer.compare(Buffer.from(a.address), Buffer.from(b.address)));
+    const sorted = [...overrides].sort((a, b) =>
+      Buffer.compare(Buffer.from(a.address), Buffer.from(b.address)),
+    );
     const named = new Set(sorted.map((o) => bytesToBigint(o.address)));
     let active: Map<bigint, Precompile> | null = null;
     const moved = new Set<bigint>();
@@ -467,7 +483,10 @@ const FAULTS: Record<string, SimulationFault> = {
 
 /** A call the block cannot include, as the request's error (geth words it "err: … (supplied gas N)"). */
 function rejection(e: InvalidTransaction, gas: bigint): SimulationRejected {
-  return new SimulationRejected(FAULTS[e.code] ?? 'invalid transaction', `err: ${e.message} (supplied gas ${gas})`);
+  return new SimulationRejected(
+    FAULTS[e.code] ?? 'invalid transaction',
+    `err: ${e.message} (supplied gas ${gas})`,
+  );
 }
 
 /** geth's code for a call that failed in the EVM (not a revert). */
@@ -516,4 +535,8 @@ function revertMessage(output: Uint8Array): string {
   const length = Number(BigInt(`0x${hex.slice(8 + 64, 8 + 128)}`));
   const text = Buffer.from(output.subarray(68, 68 + length)).toString('utf8');
   return `execution reverted: ${text}`;
+}
+
+function bigMin(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
 }

@@ -110,7 +110,11 @@ export function encodeHeader(h: SimulatedHeader): Uint8Array {
 }
 
 /** The RLP length of the whole block (geth's `size`): header, transactions, no uncles, withdrawals. */
-export function blockSize(header: Uint8Array, transactions: readonly Uint8Array[], withdrawals: boolean): number {
+export function blockSize(
+  header: Uint8Array,
+  transactions: readonly Uint8Array[],
+  withdrawals: boolean,
+): number {
   const txs = encodeList(transactions.map((t) => ((t[0] as number) >= 0xc0 ? t : encodeBytes(t))));
   const parts = [header, txs, encodeList([])];
   if (withdrawals) parts.push(encodeList([]));

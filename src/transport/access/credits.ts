@@ -12,6 +12,8 @@ const METHOD_CREDITS: Readonly<Record<string, number>> = {
   eth_blobBaseFee: 300,
   eth_blockNumber: 80,
   eth_call: 80,
+  // Blocks of calls with a state root each: priced as trace_callMany, the other many-call method.
+  eth_simulateV1: 300,
   eth_chainId: 5,
   eth_createAccessList: 80,
   eth_estimateGas: 300,
