@@ -141,9 +141,13 @@ export async function runSimulate(
     fork,
     BlockReads.of(chain.store, job.blockHash),
   );
+  // The root of the state trie the store holds for the block: its own, which is the header's on a
+  // verified chain but not on one imported without root checks (a dev node's export).
   const trieNode = chain.store.getTrieNodeSync?.bind(chain.store);
+  const storedRoot = trieNode ? await chain.store.getStateRoot(job.blockHash) : null;
+  const trie = trieNode && storedRoot ? { trieNode, root: storedRoot } : null;
   const result = await untilComplete(state.fetching, () => {
-    const simulator = new Simulator(chain, limits, job, base, state.reader, state.hashes, trieNode);
+    const simulator = new Simulator(chain, limits, job, base, state.reader, state.hashes, trie);
     return planned.map((block) => simulator.block(block));
   });
   return Buffer.from(JSON.stringify(result));
@@ -166,10 +170,10 @@ class Simulator {
     private readonly base: BlockHeader,
     reader: ConstructorParameters<typeof WorldState>[0],
     private readonly canonical: { canonicalHash(number: bigint): Uint8Array | null },
-    trieNode: ((hash: Uint8Array) => Uint8Array | null) | undefined,
+    trie: { trieNode: (hash: Uint8Array) => Uint8Array | null; root: Uint8Array } | null,
   ) {
     this.world = new WorldState(reader);
-    this.roots = trieNode ? new SimulatedStateRoot({ trieNode }, base.stateRoot) : null;
+    this.roots = trie ? new SimulatedStateRoot(trie, trie.root) : null;
     this.budget = limits.gasCap;
     this.depositContract = depositContractOf(chain.spec.json.config as unknown as Record<string, unknown>);
     this.parent = {
