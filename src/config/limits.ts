@@ -346,7 +346,7 @@ export const LIMIT_SETTINGS: Record<LimitName, LimitSetting> = {
     path: ['calls', 'maxCalls'],
     unit: 'count',
     flag: '--max-calls',
-    refusal: '-32602 too many calls',
+    refusal: '-32602 too many calls; eth_simulateV1: -38026',
     reason: "Nethermind's bound on the work of one trace_callMany",
   },
   simulate_blocks: {
