@@ -56,9 +56,23 @@ export interface TraceTypes {
   vmTrace: boolean;
 }
 
+/** A withdrawal a simulated block makes (EIP-4895; the amount in gwei). */
+export interface SimulatedWithdrawal {
+  index: bigint;
+  validatorIndex: bigint;
+  address: Uint8Array;
+  amount: bigint;
+}
+
+/** eth_simulateV1's block overrides: eth_call's, and the beacon root and withdrawals of the block. */
+export interface SimulatedBlockOverrides extends BlockOverrides {
+  beaconRoot?: Uint8Array;
+  withdrawals?: SimulatedWithdrawal[];
+}
+
 /** One block of an eth_simulateV1: its overrides, then its calls in order. */
 export interface SimulatedBlockCalls {
-  blockOverrides?: BlockOverrides;
+  blockOverrides?: SimulatedBlockOverrides;
   stateOverrides?: StateOverrides;
   calls: CallRequest[];
 }

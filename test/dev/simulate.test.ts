@@ -4,6 +4,7 @@ import {
   createPublicClient,
   createWalletClient,
   getContractAddress,
+  type Hex,
   http,
   parseEther,
   publicActions,
@@ -42,7 +43,7 @@ describe('eth_simulateV1 on the dev chain, against the blocks the chain then min
     const fees = { maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n };
     // The deployment's address follows from the sender's nonce; the call after it uses it.
     const deployed = getContractAddress({ from: FIRST, nonce: BigInt(nonce) });
-    const calls = [
+    const calls: Array<{ to?: Hex; data?: Hex; value?: bigint; nonce: number; gas: bigint }> = [
       { data: LOG_STORE_INITCODE, nonce, gas: 300_000n },
       {
         to: deployed,
@@ -56,7 +57,8 @@ describe('eth_simulateV1 on the dev chain, against the blocks the chain then min
     const simulated = await client.simulateBlocks({
       blocks: calls.map((c, i) => ({
         blockOverrides: { time: times[i] as bigint },
-        calls: [{ account: FIRST, ...fees, ...c }],
+        // viem types a call as one with `to`; a creation is one without (eth_simulateV1's own).
+        calls: [{ account: FIRST, ...fees, ...c } as { to: Hex }],
       })),
       validation: true,
     });
@@ -70,7 +72,7 @@ describe('eth_simulateV1 on the dev chain, against the blocks the chain then min
     // The same transactions, each mined into its block at the same time.
     for (const [i, c] of calls.entries()) {
       await rpc(server.url, 'evm_setNextBlockTimestamp', [`0x${(times[i] as bigint).toString(16)}`]);
-      await wallet.sendTransaction({ account: FIRST, chain: null, ...fees, ...c });
+      await wallet.sendTransaction({ account: FIRST, chain: null, ...fees, ...c, to: c.to ?? null });
     }
     for (const [i, sim] of simulated.entries()) {
       const number = head.number + 1n + BigInt(i);

@@ -133,8 +133,8 @@ describe('differential: eth_simulateV1 against anvil', () => {
         parent,
       ]);
       for (const [i, tx] of block.txs.entries()) {
-        const ourCall = ours.calls[i];
-        const theirCall = theirs.calls[i];
+        const ourCall: CallResult | undefined = ours.calls[i];
+        const theirCall: CallResult | undefined = theirs.calls[i];
         assert.ok(ourCall && theirCall, `block ${block.number}: a call is missing`);
         const keep = !transfersDiffer(traces[i]?.trace ?? []);
         compared++;

@@ -2,9 +2,9 @@ import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type {
-  BlockOverrides,
   CallRequest,
   SimulatedBlockCalls,
+  SimulatedBlockOverrides,
   SimulateRequest,
   StateOverrides,
 } from '../../core/call.ts';
@@ -13,6 +13,7 @@ import {
   beginBlock,
   depositContractOf,
   encodeReceipt,
+  encodeWithdrawal,
   finishBlock,
   logsBloom,
   nextBaseFee,
@@ -65,7 +66,7 @@ const INITIAL_BASE_FEE = 1_000_000_000n;
 interface PlannedBlock {
   number: bigint;
   time: bigint;
-  overrides: BlockOverrides;
+  overrides: SimulatedBlockOverrides;
   stateOverrides: StateOverrides | undefined;
   calls: CallRequest[];
 }
@@ -231,11 +232,14 @@ class Simulator {
     };
     if (o.blobBaseFee !== undefined) env.blobBaseFee = o.blobBaseFee;
     const moved = plan.stateOverrides ? this.applyOverrides(plan.stateOverrides, fork.precompiles) : null;
-    const beaconRoot = rules.beaconRoots ? ZERO_HASH : null;
+    const beaconRoot = rules.beaconRoots ? (o.beaconRoot ?? ZERO_HASH) : null;
+    const withdrawals = rules.withdrawals
+      ? (o.withdrawals ?? []).map((w) => ({ ...w, address: bytesToBigint(w.address) }))
+      : null;
     beginBlock(world, rules, fork.precompiles, {
       env,
       parentHash: bytesToBigint(parent.hash),
-      parentBeaconBlockRoot: beaconRoot === null ? null : 0n,
+      parentBeaconBlockRoot: beaconRoot === null ? null : bytesToBigint(beaconRoot),
     });
     const receipts: Receipt[] = [];
     const txs: Transaction[] = [];
@@ -295,14 +299,10 @@ class Simulator {
       encoded.push(bytes);
       calls.push({ result, logs: logs.logs, hash, maxUsedGas });
     }
-    const requests = finishBlock(
-      world,
-      rules,
-      fork.precompiles,
-      { env, ommers: [], withdrawals: rules.withdrawals ? [] : null },
-      receipts,
-      { depositContract: this.depositContract, requestContractsOptional: true },
-    );
+    const requests = finishBlock(world, rules, fork.precompiles, { env, ommers: [], withdrawals }, receipts, {
+      depositContract: this.depositContract,
+      requestContractsOptional: true,
+    });
     world.endTransaction(rules.emptyIsAbsent);
     const changes = world.takeChanges();
     const stateRoot = this.roots ? this.roots.apply(changes) : ZERO_HASH;
@@ -326,7 +326,7 @@ class Simulator {
       timestamp: plan.time,
       mixHash,
       baseFee,
-      withdrawalsRoot: rules.withdrawals ? EMPTY_TRIE_ROOT : null,
+      withdrawalsRoot: withdrawals === null ? null : orderedTrieRoot(withdrawals.map(encodeWithdrawal)),
       blobGasUsed: rules.blobs ? blobGasUsed : null,
       excessBlobGas,
       parentBeaconBlockRoot: beaconRoot,
@@ -351,14 +351,23 @@ class Simulator {
     return {
       ...headerJson(header, hash),
       calls: calls.map((c, index) => callJson(c, { ...at, index })),
-      size: quantityToHex(blockSize(headerBytes, encoded, rules.withdrawals)),
+      size: quantityToHex(
+        blockSize(headerBytes, encoded, withdrawals === null ? null : withdrawals.map(encodeWithdrawal)),
+      ),
       transactions: job.returnFullTransactions
         ? txs.map((tx, index) =>
             transactionJson(tx, calls[index]?.hash ?? ZERO_HASH, fork.chainId, { ...at, index }),
           )
         : calls.map((c) => toHex(c.hash)),
       uncles: [],
-      ...(rules.withdrawals && { withdrawals: [] }),
+      ...(withdrawals !== null && {
+        withdrawals: withdrawals.map((w) => ({
+          index: quantityToHex(w.index),
+          validatorIndex: quantityToHex(w.validatorIndex),
+          address: toHex(addressBytes(w.address)),
+          amount: quantityToHex(w.amount),
+        })),
+      }),
     };
   }
 

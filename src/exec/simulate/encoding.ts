@@ -109,15 +109,18 @@ export function encodeHeader(h: SimulatedHeader): Uint8Array {
   return encodeList(fields);
 }
 
-/** The RLP length of the whole block (geth's `size`): header, transactions, no uncles, withdrawals. */
+/**
+ * The RLP length of the whole block (geth's `size`): header, transactions, no uncles, and the
+ * encoded withdrawals from Shanghai on (null before).
+ */
 export function blockSize(
   header: Uint8Array,
   transactions: readonly Uint8Array[],
-  withdrawals: boolean,
+  withdrawals: readonly Uint8Array[] | null,
 ): number {
   const txs = encodeList(transactions.map((t) => ((t[0] as number) >= 0xc0 ? t : encodeBytes(t))));
   const parts = [header, txs, encodeList([])];
-  if (withdrawals) parts.push(encodeList([]));
+  if (withdrawals !== null) parts.push(encodeList(withdrawals));
   return encodeList(parts).length;
 }
 
