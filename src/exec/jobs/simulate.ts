@@ -20,6 +20,7 @@ import {
   nextExcessBlobGas,
   type Receipt,
   requestsHash,
+  type Withdrawal,
 } from '../../evm/block.ts';
 import type { BlockEnv } from '../../evm/env.ts';
 import type { Precompile } from '../../evm/precompiles/index.ts';
@@ -31,11 +32,12 @@ import {
   type Transaction,
   type TransactionResult,
 } from '../../evm/transaction.ts';
-import { EMPTY_TRIE_ROOT, orderedTrieRoot } from '../../evm/trie.ts';
+import { orderedTrieRoot } from '../../evm/trie.ts';
 import { addressBytes, bytesToBigint, wordBytes } from '../../evm/words.ts';
 import { quantityToHex, toHex } from '../../primitives/hex.ts';
 import { keccak256 } from '../../primitives/keccak.ts';
 import { BlockReads, evmFork } from '../evmEngine.ts';
+import type { EvmFork } from '../evmRules.ts';
 import { evmStateAt, untilComplete } from '../fetchingState.ts';
 import { CallLogs, type NumberedLog } from '../simulate/callLogs.ts';
 import {
@@ -69,6 +71,35 @@ interface PlannedBlock {
   overrides: SimulatedBlockOverrides;
   stateOverrides: StateOverrides | undefined;
   calls: CallRequest[];
+}
+
+/** A block about to run: its fork, environment and the header fields known before its calls. */
+interface PreparedBlock {
+  fork: EvmFork;
+  env: BlockEnv;
+  mixHash: Uint8Array;
+  baseFee: bigint | null;
+  excessBlobGas: bigint | null;
+  beaconRoot: Uint8Array | null;
+  withdrawals: Withdrawal[] | null;
+}
+
+/** What a block's calls did. */
+interface CallsRun {
+  receipts: Receipt[];
+  calls: SimulatedCall[];
+  gasUsed: bigint;
+  blobGasUsed: bigint;
+}
+
+/** One call as run: the transaction made of it and its outcome. */
+interface SimulatedCall {
+  tx: Transaction;
+  encoded: Uint8Array;
+  hash: Uint8Array;
+  result: TransactionResult;
+  logs: NumberedLog[];
+  maxUsedGas: bigint;
 }
 
 /** The parent a simulated block builds on. */
@@ -191,21 +222,47 @@ class Simulator {
     };
   }
 
+  /** Simulates one block on the state the blocks before it left; its JSON. */
   block(plan: PlannedBlock): Record<string, unknown> {
-    const { chain, job, world, parent } = this;
-    const validation = job.validation;
+    const block = this.prepare(plan);
+    const { fork, env } = block;
+    const rules = fork.rules;
+    const moved = plan.stateOverrides ? this.applyOverrides(plan.stateOverrides, fork.precompiles) : null;
+    beginBlock(this.world, rules, fork.precompiles, {
+      env,
+      parentHash: bytesToBigint(this.parent.hash),
+      parentBeaconBlockRoot: block.beaconRoot === null ? null : bytesToBigint(block.beaconRoot),
+    });
+    const run = this.runCalls(plan.calls, block, moved);
+    const requests = finishBlock(
+      this.world,
+      rules,
+      fork.precompiles,
+      { env, ommers: [], withdrawals: block.withdrawals },
+      run.receipts,
+      { depositContract: this.depositContract, requestContractsOptional: true },
+    );
+    this.world.endTransaction(rules.emptyIsAbsent);
+    return this.seal(block, run, requests);
+  }
+
+  /** The block's environment, from its overrides and its parent, as geth makes its header. */
+  private prepare(plan: PlannedBlock): PreparedBlock {
+    const { chain, parent } = this;
     const fork = evmFork(chain, chain.commonAt(plan.number, plan.time));
     const rules = fork.rules;
     const o = plan.overrides;
+    // Fee recipient and gas limit carry over from the block before; randomness and fees do not.
     const coinbase = o.feeRecipient ? bytesToBigint(o.feeRecipient) : parent.coinbase;
     const gasLimit = o.gasLimit ?? parent.gasLimit;
     const difficulty = rules.proofOfStake ? 0n : parent.difficulty;
     const mixHash = o.prevRandao ?? ZERO_HASH;
     let baseFee: bigint | null = null;
     if (rules.baseFee) {
+      // Without validation a call pays no fee: geth's base fee is then zero unless overridden.
       baseFee =
         o.baseFeePerGas ??
-        (validation
+        (this.job.validation
           ? parent.baseFee === null
             ? INITIAL_BASE_FEE
             : nextBaseFee(parent.gasLimit, parent.gasUsed, parent.baseFee)
@@ -231,30 +288,35 @@ class Simulator {
       blockHash: (n) => this.blockHash(n),
     };
     if (o.blobBaseFee !== undefined) env.blobBaseFee = o.blobBaseFee;
-    const moved = plan.stateOverrides ? this.applyOverrides(plan.stateOverrides, fork.precompiles) : null;
-    const beaconRoot = rules.beaconRoots ? (o.beaconRoot ?? ZERO_HASH) : null;
-    const withdrawals = rules.withdrawals
-      ? (o.withdrawals ?? []).map((w) => ({ ...w, address: bytesToBigint(w.address) }))
-      : null;
-    beginBlock(world, rules, fork.precompiles, {
+    return {
+      fork,
       env,
-      parentHash: bytesToBigint(parent.hash),
-      parentBeaconBlockRoot: beaconRoot === null ? null : bytesToBigint(beaconRoot),
-    });
-    const receipts: Receipt[] = [];
-    const txs: Transaction[] = [];
-    const encoded: Uint8Array[] = [];
-    const calls: Array<{
-      result: TransactionResult;
-      logs: NumberedLog[];
-      hash: Uint8Array;
-      maxUsedGas: bigint;
-    }> = [];
+      mixHash,
+      baseFee,
+      excessBlobGas,
+      beaconRoot: rules.beaconRoots ? (o.beaconRoot ?? ZERO_HASH) : null,
+      withdrawals: rules.withdrawals
+        ? (o.withdrawals ?? []).map((w) => ({ ...w, address: bytesToBigint(w.address) }))
+        : null,
+    };
+  }
+
+  /**
+   * The block's calls in order, each as the transaction geth makes of it: its nonce the sender's
+   * when it names none, its gas what is left of the block's (and of the request's budget).
+   */
+  private runCalls(
+    calls: readonly CallRequest[],
+    block: PreparedBlock,
+    moved: ReadonlyMap<bigint, Precompile> | null,
+  ): CallsRun {
+    const { world, job } = this;
+    const { fork, env } = block;
+    const rules = fork.rules;
+    const run: CallsRun = { receipts: [], calls: [], gasUsed: 0n, blobGasUsed: 0n };
     const counter = { next: 0 };
-    let gasUsed = 0n;
-    let blobGasUsed = 0n;
-    for (const call of plan.calls) {
-      const remaining = gasLimit - gasUsed;
+    for (const call of calls) {
+      const remaining = env.gasLimit - run.gasUsed;
       const from = call.from ? bytesToBigint(call.from) : 0n;
       const wanted = call.gas ?? remaining;
       if (remaining < wanted)
@@ -264,16 +326,15 @@ class Simulator {
         );
       const gas = bigMin(wanted, this.budget);
       const nonce = call.nonce ?? world.account(from).nonce;
-      const tx = simulatedTransaction(call, from, nonce, gas, baseFee !== null);
-      const bytes = encodeSimulatedTransaction(tx, fork.chainId);
-      const hash = keccak256(bytes);
+      const tx = simulatedTransaction(call, from, nonce, gas, block.baseFee !== null);
+      const encoded = encodeSimulatedTransaction(tx, fork.chainId);
       const logs = new CallLogs(job.traceTransfers, counter);
       let result: TransactionResult;
       try {
         result = applyTransaction(world, env, rules, fork.precompiles, tx, logs.tracer, {
           call: true,
-          nonceCheck: validation,
-          noBaseFee: !validation,
+          nonceCheck: job.validation,
+          noBaseFee: !job.validation,
           ...(moved ? { precompilesAt: moved } : {}),
         });
       } catch (e) {
@@ -283,85 +344,88 @@ class Simulator {
       if (result.gasUsed > this.budget)
         throw new RequestFailed(`RPC gas cap exhausted: need ${result.gasUsed}, remaining ${this.budget}`);
       this.budget -= result.gasUsed;
-      gasUsed += result.gasUsed;
-      blobGasUsed += result.blobGasUsed;
-      const floor = floorDataGas(rules, tx);
-      const maxUsedGas = bigMax(result.gasUsedBeforeRefund, floor);
-      receipts.push({
+      run.gasUsed += result.gasUsed;
+      run.blobGasUsed += result.blobGasUsed;
+      run.receipts.push({
         type: tx.type,
         success: result.success,
         postState: null,
-        cumulativeGasUsed: gasUsed,
+        cumulativeGasUsed: run.gasUsed,
         logs: result.logs,
         result,
       });
-      txs.push(tx);
-      encoded.push(bytes);
-      calls.push({ result, logs: logs.logs, hash, maxUsedGas });
+      run.calls.push({
+        tx,
+        encoded,
+        hash: keccak256(encoded),
+        result,
+        logs: logs.logs,
+        // geth's peak gas: before the refund, at least EIP-7623's floor.
+        maxUsedGas: bigMax(result.gasUsedBeforeRefund, floorDataGas(rules, tx)),
+      });
     }
-    const requests = finishBlock(world, rules, fork.precompiles, { env, ommers: [], withdrawals }, receipts, {
-      depositContract: this.depositContract,
-      requestContractsOptional: true,
-    });
-    world.endTransaction(rules.emptyIsAbsent);
-    const changes = world.takeChanges();
-    const stateRoot = this.roots ? this.roots.apply(changes) : ZERO_HASH;
+    return run;
+  }
+
+  /** The block's header from what ran (the state root after it), made the next block's parent; its JSON. */
+  private seal(block: PreparedBlock, run: CallsRun, requests: Uint8Array[] | null): Record<string, unknown> {
+    const { fork, env } = block;
+    const rules = fork.rules;
+    const stateRoot = this.roots ? this.roots.apply(this.world.takeChanges()) : ZERO_HASH;
     const bloom = new Uint8Array(256);
-    for (const receipt of receipts) {
+    for (const receipt of run.receipts) {
       const bits = logsBloom(receipt.logs);
       for (let i = 0; i < 256; i++) bloom[i] = (bloom[i] as number) | (bits[i] as number);
     }
+    const encodedTxs = run.calls.map((c) => c.encoded);
+    const withdrawals = block.withdrawals?.map(encodeWithdrawal) ?? null;
     const header: SimulatedHeader = {
-      parentHash: parent.hash,
+      parentHash: this.parent.hash,
       uncleHash: EMPTY_UNCLE_HASH,
-      coinbase,
+      coinbase: env.coinbase,
       stateRoot,
-      transactionsRoot: orderedTrieRoot(encoded),
-      receiptsRoot: orderedTrieRoot(receipts.map(encodeReceipt)),
+      transactionsRoot: orderedTrieRoot(encodedTxs),
+      receiptsRoot: orderedTrieRoot(run.receipts.map(encodeReceipt)),
       logsBloom: bloom,
-      difficulty,
-      number: plan.number,
-      gasLimit,
-      gasUsed,
-      timestamp: plan.time,
-      mixHash,
-      baseFee,
-      withdrawalsRoot: withdrawals === null ? null : orderedTrieRoot(withdrawals.map(encodeWithdrawal)),
-      blobGasUsed: rules.blobs ? blobGasUsed : null,
-      excessBlobGas,
-      parentBeaconBlockRoot: beaconRoot,
+      difficulty: env.difficulty,
+      number: env.number,
+      gasLimit: env.gasLimit,
+      gasUsed: run.gasUsed,
+      timestamp: env.timestamp,
+      mixHash: block.mixHash,
+      baseFee: block.baseFee,
+      withdrawalsRoot: withdrawals === null ? null : orderedTrieRoot(withdrawals),
+      blobGasUsed: rules.blobs ? run.blobGasUsed : null,
+      excessBlobGas: block.excessBlobGas,
+      parentBeaconBlockRoot: block.beaconRoot,
       requestsHash: requests === null ? null : requestsHash(requests),
     };
     const headerBytes = encodeHeader(header);
     const hash = keccak256(headerBytes);
-    this.hashes.set(plan.number, bytesToBigint(hash));
+    this.hashes.set(env.number, bytesToBigint(hash));
     this.parent = {
       hash,
-      number: plan.number,
-      timestamp: plan.time,
-      gasLimit,
-      gasUsed,
-      baseFee,
-      excessBlobGas,
+      number: env.number,
+      timestamp: env.timestamp,
+      gasLimit: env.gasLimit,
+      gasUsed: run.gasUsed,
+      baseFee: block.baseFee,
+      excessBlobGas: block.excessBlobGas,
       blobGasUsed: header.blobGasUsed,
-      coinbase,
-      difficulty,
+      coinbase: env.coinbase,
+      difficulty: env.difficulty,
     };
-    const at = { blockHash: hash, number: plan.number, timestamp: plan.time, baseFee };
+    const at = { blockHash: hash, number: env.number, timestamp: env.timestamp, baseFee: block.baseFee };
     return {
       ...headerJson(header, hash),
-      calls: calls.map((c, index) => callJson(c, { ...at, index })),
-      size: quantityToHex(
-        blockSize(headerBytes, encoded, withdrawals === null ? null : withdrawals.map(encodeWithdrawal)),
-      ),
-      transactions: job.returnFullTransactions
-        ? txs.map((tx, index) =>
-            transactionJson(tx, calls[index]?.hash ?? ZERO_HASH, fork.chainId, { ...at, index }),
-          )
-        : calls.map((c) => toHex(c.hash)),
+      calls: run.calls.map((c, index) => callJson(c, { ...at, index })),
+      size: quantityToHex(blockSize(headerBytes, encodedTxs, withdrawals)),
+      transactions: this.job.returnFullTransactions
+        ? run.calls.map((c, index) => transactionJson(c.tx, c.hash, fork.chainId, { ...at, index }))
+        : run.calls.map((c) => toHex(c.hash)),
       uncles: [],
-      ...(withdrawals !== null && {
-        withdrawals: withdrawals.map((w) => ({
+      ...(block.withdrawals !== null && {
+        withdrawals: block.withdrawals.map((w) => ({
           index: quantityToHex(w.index),
           validatorIndex: quantityToHex(w.validatorIndex),
           address: toHex(addressBytes(w.address)),
@@ -508,7 +572,7 @@ const VM_ERROR = -32015;
 const ERROR_SELECTOR = '08c379a0';
 
 function callJson(
-  call: { result: TransactionResult; logs: NumberedLog[]; hash: Uint8Array; maxUsedGas: bigint },
+  call: SimulatedCall,
   at: { blockHash: Uint8Array; number: bigint; timestamp: bigint; index: number },
 ): Record<string, unknown> {
   const { result } = call;
