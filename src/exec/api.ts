@@ -27,7 +27,7 @@ export type {
   ReplayedBlockJson,
   ReplayPartJob,
 } from './jobs/replay.ts';
-export type { SimulateJob } from './jobs/simulate.ts';
+export { planBlocks, type SimulateJob } from './jobs/simulate.ts';
 export { partitionBySender, type SpeculationStats, speculate } from './speculation.ts';
 
 /**

@@ -124,6 +124,6 @@ export const eth_simulateV1 = method(
         'trace_callmany_calls',
         new SimulationRejected('client limit', `too many calls: ${calls} > ${limits.maxCalls}`),
       );
-    return services.execution.simulate(block ?? LATEST, request);
+    return services.execution.simulate(block ?? LATEST, request, limits.maxSimulateBlocks);
   },
 );
