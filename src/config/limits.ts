@@ -22,6 +22,11 @@ export interface CallLimits {
   /** Calls in one trace_callMany: bounds the work one request can ask for (Nethermind's limit). */
   maxCalls: number;
   /**
+   * Blocks one eth_simulateV1 may span past its base block, gaps included: geth's 256, the reach of
+   * BLOCKHASH, and each block is a state root to compute.
+   */
+  maxSimulateBlocks: number;
+  /**
    * The fewest calls a trace_callMany must have to be run speculatively in parallel when workers are
    * idle (src/exec/speculation.ts): below it, one more worker's set-up outweighs what it saves.
    */
@@ -171,6 +176,7 @@ export const DEFAULT_LIMITS: Limits = {
     // geth's --rpc.gascap, Erigon's and Reth's default.
     gasCap: 50_000_000n,
     maxCalls: 1024,
+    maxSimulateBlocks: 256,
     parallelMinCalls: 16,
     estimateGasErrorRatio: 0.015,
     maxAccessListRuns: 16,
@@ -262,6 +268,7 @@ export const LIMIT_NAMES = [
   'pool_queue',
   'response_bytes',
   'trace_callmany_calls',
+  'simulate_blocks',
   'logs_block_range',
   'logs_results',
   'trace_filter_blocks',
@@ -339,8 +346,15 @@ export const LIMIT_SETTINGS: Record<LimitName, LimitSetting> = {
     path: ['calls', 'maxCalls'],
     unit: 'count',
     flag: '--max-calls',
-    refusal: '-32602 too many calls',
+    refusal: '-32602 too many calls; eth_simulateV1: -38026',
     reason: "Nethermind's bound on the work of one trace_callMany",
+  },
+  simulate_blocks: {
+    path: ['calls', 'maxSimulateBlocks'],
+    unit: 'blocks',
+    flag: null,
+    refusal: '-38026 too many blocks',
+    reason: "geth's 256: the reach of BLOCKHASH, and every simulated block is a state root to compute",
   },
   logs_block_range: {
     path: ['methods', 'maxLogsBlockRange'],

@@ -33,6 +33,8 @@ export interface AccountOverride {
   state?: Array<[Uint8Array, Uint8Array]>;
   /** Changes only these slots. */
   stateDiff?: Array<[Uint8Array, Uint8Array]>;
+  /** The precompile at this address moves there (eth_simulateV1 only; geth's override). */
+  movePrecompileToAddress?: Uint8Array;
 }
 
 export type StateOverrides = Array<{ address: Uint8Array; override: AccountOverride }>;
@@ -52,4 +54,35 @@ export interface TraceTypes {
   trace: boolean;
   stateDiff: boolean;
   vmTrace: boolean;
+}
+
+/** A withdrawal a simulated block makes (EIP-4895; the amount in gwei). */
+export interface SimulatedWithdrawal {
+  index: bigint;
+  validatorIndex: bigint;
+  address: Uint8Array;
+  amount: bigint;
+}
+
+/** eth_simulateV1's block overrides: eth_call's, and the beacon root and withdrawals of the block. */
+export interface SimulatedBlockOverrides extends BlockOverrides {
+  beaconRoot?: Uint8Array;
+  withdrawals?: SimulatedWithdrawal[];
+}
+
+/** One block of an eth_simulateV1: its overrides, then its calls in order. */
+export interface SimulatedBlockCalls {
+  blockOverrides?: SimulatedBlockOverrides;
+  stateOverrides?: StateOverrides;
+  calls: CallRequest[];
+}
+
+/** eth_simulateV1's options object. */
+export interface SimulateRequest {
+  blocks: SimulatedBlockCalls[];
+  /** ETH moves shown as ERC-7528 logs. */
+  traceTransfers: boolean;
+  /** Nonces, fees and balances checked as for a real block (geth's validation mode). */
+  validation: boolean;
+  returnFullTransactions: boolean;
 }

@@ -24,6 +24,7 @@ export type DomainErrorKind =
   | 'too many subscriptions'
   | 'unavailable'
   | 'upstream'
+  | 'simulation rejected'
   | 'internal';
 
 export abstract class DomainError extends Error {
@@ -137,6 +138,37 @@ export class UpstreamError extends DomainError {
   }
 }
 
+/**
+ * Why eth_simulateV1 refuses a request as a whole, each with its own code in the execution-apis
+ * spec (src/rpc/errors.ts maps them).
+ */
+export type SimulationFault =
+  | 'nonce too low'
+  | 'nonce too high'
+  | 'fee cap below base fee'
+  | 'intrinsic gas'
+  | 'insufficient funds'
+  | 'block gas limit reached'
+  | 'block number order'
+  | 'block timestamp order'
+  | 'sender not an account'
+  | 'init code too large'
+  | 'client limit'
+  | 'invalid fee fields'
+  | 'invalid transaction';
+
+/** An eth_simulateV1 refused for a reason its spec gives a code of its own. */
+export class SimulationRejected extends DomainError {
+  readonly kind = 'simulation rejected';
+  constructor(
+    readonly fault: SimulationFault,
+    message: string,
+  ) {
+    // The fault travels as data across threads; the wire answer carries only its code.
+    super(message, fault);
+  }
+}
+
 /** Our fault (a crashed worker, a bug): the client learns nothing but that; the cause is logged. */
 export class InternalError extends DomainError {
   readonly kind = 'internal';
@@ -211,6 +243,8 @@ const REVIVE: Record<DomainErrorKind, (message: string, data: unknown) => Domain
   'too many subscriptions': (m, d) => new TooManySubscriptions(m, d),
   unavailable: (m, d) => new Unavailable(m, d),
   upstream: (m, d) => new UpstreamError(isUpstreamError(d) ? d : { code: -32603, message: m }),
+  'simulation rejected': (m, d) =>
+    new SimulationRejected(typeof d === 'string' ? (d as SimulationFault) : 'invalid transaction', m),
   internal: (m) => new InternalError(m),
 };
 

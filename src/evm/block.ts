@@ -143,12 +143,7 @@ export function applyBlock(
 ): BlockResult {
   const env = block.env;
   if (options.daoFork) applyDaoFork(world, rules);
-  if (rules.beaconRoots && block.parentBeaconBlockRoot !== null) {
-    systemCall(world, rules, env, precompiles, BEACON_ROOTS_ADDRESS, wordBytes(block.parentBeaconBlockRoot));
-  }
-  if (rules.historyStorage) {
-    systemCall(world, rules, env, precompiles, HISTORY_STORAGE_ADDRESS, wordBytes(block.parentHash));
-  }
+  beginBlock(world, rules, precompiles, block);
   const receipts: Receipt[] = [];
   let gasUsed = 0n;
   let blobGasUsed = 0n;
@@ -178,6 +173,40 @@ export function applyBlock(
       result,
     });
   }
+  const requests = finishBlock(world, rules, precompiles, block, receipts, options);
+  world.endTransaction(rules.emptyIsAbsent);
+  return { receipts, gasUsed, blobGasUsed, requests };
+}
+
+/** The system calls before a block's transactions (EIP-4788's beacon root, EIP-2935's parent hash). */
+export function beginBlock(
+  world: WorldState,
+  rules: ForkRules,
+  precompiles: ReadonlyMap<number, Precompile>,
+  block: Pick<BlockInput, 'env' | 'parentHash' | 'parentBeaconBlockRoot'>,
+): void {
+  const env = block.env;
+  if (rules.beaconRoots && block.parentBeaconBlockRoot !== null) {
+    systemCall(world, rules, env, precompiles, BEACON_ROOTS_ADDRESS, wordBytes(block.parentBeaconBlockRoot));
+  }
+  if (rules.historyStorage) {
+    systemCall(world, rules, env, precompiles, HISTORY_STORAGE_ADDRESS, wordBytes(block.parentHash));
+  }
+}
+
+/**
+ * What follows a block's transactions: its EIP-7685 requests (null before Prague), withdrawals and,
+ * before the merge, rewards. The caller ends the block (`endTransaction`).
+ */
+export function finishBlock(
+  world: WorldState,
+  rules: ForkRules,
+  precompiles: ReadonlyMap<number, Precompile>,
+  block: Pick<BlockInput, 'env' | 'ommers' | 'withdrawals'>,
+  receipts: readonly Pick<Receipt, 'logs'>[],
+  options: Pick<BlockOptions, 'depositContract' | 'requestContractsOptional'>,
+): Uint8Array[] | null {
+  const env = block.env;
   let requests: Uint8Array[] | null = null;
   if (rules.requests) {
     requests = [];
@@ -215,8 +244,7 @@ export function applyBlock(
     }
     world.addBalance(world.account(env.coinbase), minerReward);
   }
-  world.endTransaction(rules.emptyIsAbsent);
-  return { receipts, gasUsed, blobGasUsed, requests };
+  return requests;
 }
 
 /** A call from the system address (no fee, no nonce), its state kept; its output. */
@@ -240,7 +268,7 @@ function systemCall(
 }
 
 /** EIP-6110: the deposits the block's deposit-contract logs make (type 0), or null if none. */
-function depositRequests(receipts: readonly Receipt[], contract: bigint): Uint8Array | null {
+function depositRequests(receipts: readonly Pick<Receipt, 'logs'>[], contract: bigint): Uint8Array | null {
   const parts: Uint8Array[] = [Uint8Array.of(0)];
   for (const receipt of receipts) {
     for (const log of receipt.logs) {

@@ -210,7 +210,11 @@ export class Machine {
     this.tables = opTables(rules);
   }
 
+  /** The precompiles by full address when some were moved (eth_simulateV1); null: `precompiles`. */
+  relocated: ReadonlyMap<bigint, Precompile> | null = null;
+
   precompileAt(address: bigint): Precompile | undefined {
+    if (this.relocated !== null) return this.relocated.get(address);
     return address <= 0xffffn ? this.precompiles.get(Number(address)) : undefined;
   }
 

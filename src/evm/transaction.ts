@@ -87,6 +87,15 @@ export interface TransactionResult {
 export interface TransactionOptions {
   call?: boolean;
   fees?: boolean;
+  /** false: the nonce is not checked, only used (eth_simulateV1 without validation, as geth). */
+  nonceCheck?: boolean;
+  /**
+   * geth's NoBaseFee (eth_simulateV1 without validation): a transaction whose fee fields are all zero
+   * skips the fee cap checks and pays the coinbase nothing.
+   */
+  noBaseFee?: boolean;
+  /** The precompiles by full address, when some were moved (eth_simulateV1's state overrides). */
+  precompilesAt?: ReadonlyMap<bigint, Precompile>;
 }
 
 const TX_GAS = 21000n;
@@ -192,11 +201,13 @@ function validate(
   if (tx.gasLimit > MAX_UINT64) invalid('GASLIMIT_OVERFLOW', 'gas limit exceeds 64 bits');
   if (tx.nonce > MAX_UINT64) invalid('NONCE_OVERFLOW', 'nonce exceeds 64 bits');
   const sender = world.account(tx.sender);
-  if (sender.nonce < tx.nonce)
-    invalid('NONCE_MISMATCH_TOO_HIGH', `nonce ${tx.nonce}, the sender's is ${sender.nonce}`);
-  if (sender.nonce > tx.nonce)
-    invalid('NONCE_MISMATCH_TOO_LOW', `nonce ${tx.nonce}, the sender's is ${sender.nonce}`);
-  if (sender.nonce >= MAX_UINT64) invalid('NONCE_IS_MAX', 'the sender nonce is 2^64-1');
+  if (options.nonceCheck !== false) {
+    if (sender.nonce < tx.nonce)
+      invalid('NONCE_MISMATCH_TOO_HIGH', `nonce ${tx.nonce}, the sender's is ${sender.nonce}`);
+    if (sender.nonce > tx.nonce)
+      invalid('NONCE_MISMATCH_TOO_LOW', `nonce ${tx.nonce}, the sender's is ${sender.nonce}`);
+    if (sender.nonce >= MAX_UINT64) invalid('NONCE_IS_MAX', 'the sender nonce is 2^64-1');
+  }
   if (!call && Number.isFinite(rules.txGasCap) && tx.gasLimit > BigInt(rules.txGasCap))
     invalid('GAS_LIMIT_EXCEEDS_MAXIMUM', `gas limit ${tx.gasLimit} above the cap ${rules.txGasCap}`);
   if (
@@ -206,7 +217,7 @@ function validate(
     !(rules.delegation && delegationTarget(world, sender) !== null)
   )
     invalid('SENDER_NOT_EOA', 'the sender has code (EIP-3607)');
-  if (rules.baseFee) {
+  if (rules.baseFee && !unpriced(tx, options)) {
     const feeCap = tx.type >= 2 ? tx.maxFeePerGas : tx.gasPrice;
     if (tx.type >= 2 && tx.maxPriorityFeePerGas > tx.maxFeePerGas)
       invalid('PRIORITY_GREATER_THAN_MAX_FEE_PER_GAS', 'max priority fee above max fee');
@@ -228,7 +239,10 @@ function validate(
         'TYPE_3_TX_MAX_BLOB_GAS_ALLOWANCE_EXCEEDED',
         `${count} blobs, above the block's ${rules.blobs.max}`,
       );
-    if (tx.maxFeePerBlobGas < blockBlobBaseFee(rules, block))
+    if (
+      !(options.noBaseFee && tx.maxFeePerBlobGas === 0n) &&
+      tx.maxFeePerBlobGas < blockBlobBaseFee(rules, block)
+    )
       invalid('INSUFFICIENT_MAX_FEE_PER_BLOB_GAS', 'max fee per blob gas below the blob base fee');
   }
   if (tx.type === 4) {
@@ -260,6 +274,12 @@ function validate(
   return { intrinsic, floor };
 }
 
+/** geth's NoBaseFee case: fee fields all zero, so no fee cap is checked and no fee paid. */
+function unpriced(tx: Transaction, options: TransactionOptions): boolean {
+  if (options.noBaseFee !== true) return false;
+  return tx.type >= 2 ? tx.maxFeePerGas === 0n && tx.maxPriorityFeePerGas === 0n : tx.gasPrice === 0n;
+}
+
 /**
  * Runs one transaction on `world`: validation (throws InvalidTransaction, the state untouched),
  * gas purchase, EIP-7702 authorizations, the call or creation, refunds, the fee to the coinbase,
@@ -277,7 +297,7 @@ export function applyTransaction(
   const upfront = validate(world, block, rules, tx, options);
   world.observer = tracer?.accountRead || tracer?.storageRead ? tracer : null;
   try {
-    return execute(world, block, rules, precompiles, tx, upfront, tracer, options.fees !== false);
+    return execute(world, block, rules, precompiles, tx, upfront, tracer, options);
   } catch (e) {
     // A run abandoned midway (a MissingState from the reader): nothing of it stays.
     world.abortTransaction();
@@ -295,8 +315,9 @@ function execute(
   tx: Transaction,
   upfront: UpfrontGas,
   tracer: EvmTracer | null,
-  fees: boolean,
+  options: TransactionOptions,
 ): TransactionResult {
+  const fees = options.fees !== false;
   const sender = world.account(tx.sender);
   const gasPrice = effectiveGasPrice(tx, block.baseFee);
   const blobGas = BigInt(tx.blobVersionedHashes.length) * GAS_PER_BLOB;
@@ -314,13 +335,15 @@ function execute(
     if (rules.warmCoinbase) world.warmAccount(world.account(block.coinbase));
   }
   const machine = new Machine(rules, world, block, precompiles, tracer);
+  if (options.precompilesAt) machine.relocated = options.precompilesAt;
   machine.tx = { origin: tx.sender, gasPrice, blobHashes: tx.blobVersionedHashes, blobBaseFee: blobFee };
   const gas = tx.gasLimit - upfront.intrinsic;
   let result: ReturnType<Machine['call']>;
   if (tx.to === null) {
     result = machine.create(tx.sender, tx.value, tx.data, gas);
   } else {
-    world.setNonce(sender, sender.nonce + 1n);
+    // Past 2^64 − 1 only when the nonce is not checked (a simulation): it wraps, as geth's uint64.
+    world.setNonce(sender, sender.nonce === MAX_UINT64 ? 0n : sender.nonce + 1n);
     if (tx.authorizationList.length > 0) applyAuthorizations(world, block, tx.authorizationList);
     const target = world.account(tx.to);
     if (rules.delegation) {
@@ -338,7 +361,7 @@ function execute(
   const tip = rules.baseFee ? gasPrice - block.baseFee : gasPrice;
   if (fees) {
     world.addBalance(sender, (tx.gasLimit - gasUsed) * gasPrice);
-    world.addBalance(world.account(block.coinbase), gasUsed * tip);
+    if (!unpriced(tx, options)) world.addBalance(world.account(block.coinbase), gasUsed * tip);
   } else if (gasUsed * tip === 0n) {
     // Touched only: a zero payment would also make an absent coinbase before EIP-161 (addBalance),
     // which today's trace_call answers (the ethereumjs path) never showed for a simulation that pays

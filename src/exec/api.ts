@@ -11,6 +11,7 @@ import {
   type ReplayPartJob,
   replayJobs,
 } from './jobs/replay.ts';
+import { runSimulate, type SimulateJob } from './jobs/simulate.ts';
 import type { PartResult } from './speculation.ts';
 
 // What the layers above (services) see of exec: this module, the jobs and their results, and
@@ -26,6 +27,7 @@ export type {
   ReplayedBlockJson,
   ReplayPartJob,
 } from './jobs/replay.ts';
+export { planBlocks, type SimulateJob } from './jobs/simulate.ts';
 export { partitionBySender, type SpeculationStats, speculate } from './speculation.ts';
 
 /**
@@ -50,6 +52,8 @@ export interface ExecutionApi {
   flatTraces(job: { blockHash: Uint8Array }): Promise<FlatBlockTraces>;
   debugTraceBlock(job: DebugTraceBlockJob): Promise<Uint8Array>;
   debugTraceCall(job: DebugTraceCallJob): Promise<Uint8Array>;
+  /** eth_simulateV1: its blocks as JSON. */
+  simulate(job: SimulateJob): Promise<Uint8Array>;
 }
 
 export type JobKind = keyof ExecutionApi;
@@ -64,5 +68,6 @@ export function executionApi(chain: ChainReader, limits: CallLimits): ExecutionA
     ...callJobs(chain, limits),
     ...replayJobs(chain),
     ...debugJobs(chain, limits),
+    simulate: (job) => runSimulate(chain, limits, job),
   };
 }

@@ -121,6 +121,19 @@ export class PrefetchingClient extends WrappingClient {
         const j = job as JobPayload<'call'>;
         return this.calls(j.blockHash, [j.call], j.overrides);
       }
+      case 'simulate': {
+        // Each block's calls read ahead on the base state with its overrides: what later blocks read
+        // of earlier ones' writes is fetched when the run meets it.
+        const j = job as JobPayload<'simulate'>;
+        await Promise.all(
+          j.blocks.map((b) =>
+            this.calls(j.blockHash, b.calls, {
+              ...(b.stateOverrides ? { stateOverrides: b.stateOverrides } : {}),
+            }),
+          ),
+        );
+        return;
+      }
       case 'debugTraceCall': {
         const j = job as JobPayload<'debugTraceCall'>;
         return this.calls(j.blockHash, [j.call], overridesOf(j));

@@ -10,6 +10,7 @@ import {
   type StateReader,
   WorldState,
 } from '../evm/state.ts';
+import { nibbles, StateTrie, storedRoot, type TrieNode } from '../evm/stateTrie.ts';
 import type { Transaction } from '../evm/transaction.ts';
 import { EMPTY_TRIE_ROOT, orderedTrieRoot } from '../evm/trie.ts';
 import { addressBytes, wordBytes } from '../evm/words.ts';
@@ -17,7 +18,6 @@ import type { EvmFork } from '../exec/evmRules.ts';
 import { keccak256 } from '../primitives/keccak.ts';
 import type { BlockWrite } from '../store/types.ts';
 import type { TxReceipt } from '../wire/txReceipt.ts';
-import { nibbles, StateTrie, storedRoot, type TrieNode } from './stateTrie.ts';
 
 /** What the head state reads from the store without awaiting (LMDB's reads are synchronous). */
 export interface SyncRecords {
@@ -54,7 +54,7 @@ const NODES_KEPT = 1_000_000;
 /**
  * The state after the head block, as the EVM of src/evm reads it (a StateReader) and as a block's
  * changes (WorldState.takeChanges) turn it into the next block's: the state trie and the storage
- * tries over the store's nodes (src/ingest/stateTrie.ts), the accounts and slots read kept between
+ * tries over the store's nodes (src/evm/stateTrie.ts), the accounts and slots read kept between
  * blocks. A block applied is pending until `commit` (it was stored) or `discard` (it was refused).
  */
 export class HeadState implements StateReader {

@@ -131,6 +131,13 @@ export function stateOverrides(value: unknown): StateOverrides {
         ...(a.stateDiff !== undefined && a.stateDiff !== null
           ? { stateDiff: slots(a.stateDiff, 'stateDiff') }
           : {}),
+        ...(a.movePrecompileToAddress !== undefined && a.movePrecompileToAddress !== null
+          ? {
+              movePrecompileToAddress: field(`${where}.movePrecompileToAddress`, () =>
+                address(a.movePrecompileToAddress),
+              ),
+            }
+          : {}),
       },
     };
   });

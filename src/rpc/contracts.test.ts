@@ -27,6 +27,40 @@ describe('contractsOf', () => {
     }
   });
 
+  it("reads every call of every eth_simulateV1 block, its overrides' accounts, and [] for code", () => {
+    const blocks = (...b: unknown[]) => [{ blockStateCalls: b }, 'latest'];
+    assert.deepEqual(contractsOf('eth_simulateV1', blocks({ calls: [{ to: A }] }, { calls: [{ to: B }] })), [
+      a,
+      B,
+    ]);
+    assert.deepEqual(contractsOf('eth_simulateV1', blocks({ calls: [{ to: A }, { data: '0x' }] })), []);
+    assert.deepEqual(
+      contractsOf(
+        'eth_simulateV1',
+        blocks({ stateOverrides: { [B]: { balance: '0x1' } }, calls: [{ to: A }] }),
+      ),
+      [a, B],
+    );
+    assert.deepEqual(
+      contractsOf(
+        'eth_simulateV1',
+        blocks({ calls: [{ to: A }] }, { stateOverrides: { [B]: { code: '0x00' } } }),
+      ),
+      [],
+    );
+    assert.deepEqual(
+      contractsOf(
+        'eth_simulateV1',
+        blocks({
+          stateOverrides: { '0x0000000000000000000000000000000000000001': { movePrecompileToAddress: B } },
+          calls: [{ to: A }],
+        }),
+      ),
+      [],
+    );
+    assert.deepEqual(contractsOf('eth_simulateV1', [{}]), []);
+  });
+
   it('reads every call of trace_callMany, and [] if any has no address', () => {
     const call = (to: unknown) => [{ to }, ['trace']];
     assert.deepEqual(contractsOf('trace_callMany', [[call(A), call(B)], 'latest']), [a, B]);

@@ -5,6 +5,7 @@
  * The methods are those Infura checks against its contract allow-list (eth_call, eth_estimateGas,
  * eth_getLogs, eth_getBalance, eth_getCode, eth_getStorageAt, eth_getTransactionCount), plus the
  * other methods that run a call as eth_call does (eth_createAccessList, trace_call, trace_callMany,
+ * eth_simulateV1,
  * debug_traceCall). A call's state overrides count too: each overridden account is queried, and an
  * override that replaces code (or moves a precompile) makes the call run code of the client's own,
  * which can read any account, so no list allows it.
@@ -36,6 +37,7 @@ const OVERRIDES_OF: Readonly<Record<string, (params: readonly unknown[]) => unkn
   eth_createAccessList: (p) => p[2],
   trace_call: (p) => p[3],
   trace_callMany: (p) => field(p[2], 'stateOverrides'),
+  eth_simulateV1: (p) => simulatedOverrides(p[0]),
   debug_traceCall: (p) => field(p[2], 'stateOverrides'),
 };
 
@@ -57,6 +59,13 @@ export function contractsOf(method: string, params: unknown): string[] | null {
     const calls = list[0];
     if (!Array.isArray(calls) || calls.length === 0) return [];
     targets = addressList(calls.map((pair) => (Array.isArray(pair) ? field(pair[0], 'to') : undefined)));
+  } else if (method === 'eth_simulateV1') {
+    const calls = simulatedBlocks(list[0]).flatMap((block) => {
+      const c = field(block, 'calls');
+      return Array.isArray(c) ? c : [];
+    });
+    if (calls.length === 0) return [];
+    targets = addressList(calls.map((call) => field(call, 'to')));
   } else return null;
   const overridden = overriddenAccounts(OVERRIDES_OF[method]?.(list));
   if (targets.length === 0 || overridden === null) return [];
@@ -78,6 +87,34 @@ function overriddenAccounts(overrides: unknown): string[] | null {
     touched.push(account.toLowerCase());
   }
   return touched;
+}
+
+/** eth_simulateV1's blocks ([] when its options are not an object with a list of them). */
+function simulatedBlocks(options: unknown): unknown[] {
+  const blocks = field(options, 'blockStateCalls');
+  return Array.isArray(blocks) ? blocks : [];
+}
+
+/**
+ * eth_simulateV1's state overrides, every block's merged into one object of accounts; a block's that
+ * is not an object makes the whole request refused (an account that is not an address).
+ */
+function simulatedOverrides(options: unknown): unknown {
+  const merged: Record<string, unknown> = {};
+  for (const block of simulatedBlocks(options)) {
+    const overrides = field(block, 'stateOverrides');
+    if (overrides === undefined || overrides === null) continue;
+    if (typeof overrides !== 'object' || Array.isArray(overrides)) return { '': {} };
+    for (const [account, override] of Object.entries(overrides)) {
+      // An account named twice keeps a code override of either block.
+      const earlier = merged[account];
+      merged[account] =
+        present(field(earlier, 'code')) || present(field(earlier, 'movePrecompileToAddress'))
+          ? earlier
+          : override;
+    }
+  }
+  return merged;
 }
 
 /** Whether an override field is given (geth reads null as absent). */

@@ -1,4 +1,10 @@
-import { DomainError, type DomainErrorKind, UpstreamError } from '../core/errors.ts';
+import {
+  DomainError,
+  type DomainErrorKind,
+  type SimulationFault,
+  SimulationRejected,
+  UpstreamError,
+} from '../core/errors.ts';
 import { toHex } from '../primitives/hex.ts';
 
 /**
@@ -55,7 +61,26 @@ const MAPPING: Record<DomainErrorKind, WireMapping> = {
   unavailable: { code: -32002 },
   // Replaced by the upstream's own code (see toWireError).
   upstream: { code: SERVER_ERROR },
+  // Replaced by the fault's code (SIMULATION_CODES).
+  'simulation rejected': { code: SERVER_ERROR },
   internal: { code: INTERNAL_ERROR },
+};
+
+/** eth_simulateV1's codes, as the execution-apis spec and geth give them. */
+const SIMULATION_CODES: Record<SimulationFault, number> = {
+  'nonce too low': -38010,
+  'nonce too high': -38011,
+  'fee cap below base fee': -38012,
+  'intrinsic gas': -38013,
+  'insufficient funds': -38014,
+  'block gas limit reached': -38015,
+  'block number order': -38020,
+  'block timestamp order': -38021,
+  'sender not an account': -38024,
+  'init code too large': -38025,
+  'client limit': -38026,
+  'invalid fee fields': INVALID_PARAMS,
+  'invalid transaction': INTERNAL_ERROR,
 };
 
 export interface WireError {
@@ -74,6 +99,7 @@ export function toWireError(e: unknown, onInternal?: (e: unknown) => void): Wire
     const { code, message, data } = e.upstream;
     return data === undefined ? { code, message } : { code, message, data };
   }
+  if (e instanceof SimulationRejected) return { code: SIMULATION_CODES[e.fault], message: e.message };
   if (e instanceof DomainError && e.kind !== 'internal') {
     const { code } = MAPPING[e.kind];
     if (e.data === undefined) return { code, message: e.message };

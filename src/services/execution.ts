@@ -1,9 +1,10 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
-import { RequestFailed } from '../core/errors.ts';
-import type { AccessListResult } from '../exec/api.ts';
+import type { BlockOverrides, CallRequest, SimulateRequest, StateOverrides } from '../core/call.ts';
+import { RequestFailed, refusedBy, SimulationRejected } from '../core/errors.ts';
+import { RawJson } from '../core/rawJson.ts';
+import { type AccessListResult, planBlocks } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import { quantityToHex } from '../primitives/hex.ts';
 import type { FeeService } from './fees.ts';
@@ -35,6 +36,24 @@ export class ExecutionService {
     const blockHash = await this.blockHash(block);
     this.checkChainId(args);
     return this.exec.run('call', { blockHash, call: args.call, overrides });
+  }
+
+  /**
+   * eth_simulateV1's blocks on the state after `block`, as JSON bytes. Their numbers and times are
+   * checked here first, so a request past `maxBlocks` is refused (and counted) before any EVM work.
+   */
+  async simulate(block: BlockSelector, request: SimulateRequest, maxBlocks: number): Promise<RawJson> {
+    const blockHash = await this.blockHash(block);
+    const header = await this.chain.header(blockHash);
+    if (!header) throw new Error('block is indexed but its header is missing');
+    try {
+      planBlocks(header, request.blocks, maxBlocks);
+    } catch (e) {
+      if (e instanceof SimulationRejected && e.fault === 'client limit')
+        throw refusedBy('simulate_blocks', e);
+      throw e;
+    }
+    return new RawJson(await this.exec.run('simulate', { blockHash, ...request }));
   }
 
   /** The lowest gas limit at which the call succeeds (geth's search: src/exec/calls/estimateGas.ts). */

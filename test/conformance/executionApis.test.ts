@@ -25,7 +25,11 @@ const offered = new Set(Object.keys(METHODS));
 const fixtureMethods = [...new Set(ALL_CASES.map((c) => c.method))];
 const notOffered = fixtureMethods.filter((m) => !offered.has(m));
 const withoutFixtures = [...offered].filter((m) => !fixtureMethods.includes(m)).sort();
-const runnable = ALL_CASES.filter((c) => offered.has(c.method));
+/** CONFORMANCE_METHODS=a,b runs only those methods' cases (while working on them). */
+const only = process.env.CONFORMANCE_METHODS?.split(',').filter((m) => m !== '');
+const runnable = ALL_CASES.filter(
+  (c) => offered.has(c.method) && (only === undefined || only.length === 0 || only.includes(c.method)),
+);
 
 type Outcome = 'pass' | 'fail' | 'known difference';
 const outcomes = new Map<string, Outcome>();

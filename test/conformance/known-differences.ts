@@ -31,8 +31,6 @@ export const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {
  * changes the list on purpose.
  */
 export const NOT_OFFERED: Readonly<Record<string, string>> = {
-  eth_simulateV1:
-    "not implemented yet: geth's multi-block simulation (blocks of calls with state and block overrides); trace_callMany serves calls chained on one block.",
   eth_capabilities: 'not implemented yet: the ranges of history (state, logs, receipts) a node serves.',
   testing_buildBlockV1:
     "geth's testing namespace builds a block from given transactions for client tests; not part of a public RPC service.",

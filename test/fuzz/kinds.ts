@@ -657,3 +657,40 @@ export const typedData: Kind = {
 };
 
 const emptyContext: FuzzContext = { head: 0, blockHashes: [], txHashes: [], addresses: [], signers: [] };
+
+/** One block of eth_simulateV1: its calls and state overrides (block numbers left to the default). */
+const simulatedBlock: Kind = objectKind({
+  calls: {
+    valid: (ctx) => fc.array(callObject.valid(ctx), { maxLength: 2 }),
+    invalid: (ctx) =>
+      fc.oneof(
+        ...commonBad('array'),
+        callObject.invalid(ctx).map((b) => ({ label: `call: ${b.label}`, value: [b.value] })),
+      ),
+  },
+  stateOverrides,
+});
+
+/** eth_simulateV1's options: one or two blocks and its switches. */
+export const simulateOptions: Kind = {
+  valid: (ctx) =>
+    fc.record(
+      {
+        blockStateCalls: fc.array(simulatedBlock.valid(ctx), { minLength: 1, maxLength: 2 }),
+        validation: fc.boolean(),
+        traceTransfers: fc.boolean(),
+        returnFullTransactions: fc.boolean(),
+      },
+      { requiredKeys: ['blockStateCalls'] },
+    ),
+  invalid: (ctx) =>
+    fc.oneof(
+      ...commonBad('object'),
+      bad('blockStateCalls not an array', { blockStateCalls: {} }),
+      bad('a block that is not an object', { blockStateCalls: [1] }),
+      bad('validation not a boolean', { blockStateCalls: [{}], validation: 'yes' }),
+      simulatedBlock
+        .invalid(ctx)
+        .map((b) => ({ label: `block: ${b.label}`, value: { blockStateCalls: [b.value] } })),
+    ),
+};

@@ -41,7 +41,7 @@ const LOW: LimitOverrides = {
     maxHttpConnectionsPerIp: 24,
   },
   pool: { workers: 1, maxQueue: 1, deadlineMs: 2_000 },
-  calls: { maxCalls: 2 },
+  calls: { maxCalls: 2, maxSimulateBlocks: 3 },
   methods: { maxLogsBlockRange: 4, maxLogsResults: 1 },
   replay: { maxFilterBlocks: 3 },
   webSocket: {
@@ -159,6 +159,49 @@ describe('abuse limits, fuzzed past their bounds', () => {
           const list = Array.from({ length: calls }, () => [{ to: `0x${'bb'.repeat(20)}` }, ['trace']]);
           const { json } = await post(req('trace_callMany', [list, 'latest']));
           assert.equal(json.error.code, -32602);
+          n++;
+        }),
+        params,
+      );
+      return n;
+    }));
+
+  it('trace_callmany_calls: -38026 past the calls allowed in an eth_simulateV1', () =>
+    counts('trace_callmany_calls', async () => {
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 3, max: 20 }),
+          fc.integer({ min: 1, max: 3 }),
+          async (calls, blocks) => {
+            const call = { to: `0x${'bb'.repeat(20)}` };
+            const blockStateCalls = Array.from({ length: blocks }, (_, i) => ({
+              calls: Array.from({ length: i === 0 ? calls : 0 }, () => call),
+            }));
+            const { json } = await post(req('eth_simulateV1', [{ blockStateCalls }, 'latest']));
+            assert.equal(json.error.code, -38026);
+            n++;
+          },
+        ),
+        params,
+      );
+      return n;
+    }));
+
+  it('simulate_blocks: -38026 past the blocks allowed in an eth_simulateV1', () =>
+    counts('simulate_blocks', async () => {
+      let n = 0;
+      const head = BigInt(await server.rpc<string>('eth_blockNumber'));
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 4, max: 40 }), async (blocks) => {
+          // As many blocks asked for, or one numbered that far past the base (gaps are blocks too).
+          const blockStateCalls =
+            blocks % 2 === 0
+              ? Array.from({ length: blocks }, () => ({}))
+              : [{ blockOverrides: { number: `0x${(head + BigInt(blocks)).toString(16)}` } }];
+          const { json } = await post(req('eth_simulateV1', [{ blockStateCalls }, 'latest']));
+          assert.equal(json.error.code, -38026);
+          assert.match(json.error.message, /too many blocks/);
           n++;
         }),
         params,

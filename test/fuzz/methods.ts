@@ -169,6 +169,12 @@ export const METHOD_SPECS: Record<string, MethodSpec> = {
   eth_call: callLike,
   eth_estimateGas: callLike,
   eth_createAccessList: { params: [req(k.callObject), opt(k.block), opt(k.stateOverrides)] },
+  // A call the simulated block cannot include is refused with the spec's codes: -380xx (nonce,
+  // fees, funds, intrinsic gas, the block's gas) and -32602 for a tip above the fee cap.
+  eth_simulateV1: {
+    params: [req(k.simulateOptions), opt(k.block)],
+    validAlsoCodes: [-38010, -38011, -38012, -38013, -38014, -38015, -38025, -32602],
+  },
   // dev chain
   eth_accounts: none,
   eth_sendRawTransaction: { params: [req(k.data)], validAlsoCodes: [-32602] },

@@ -1,4 +1,4 @@
-// src/ingest/stateTrie.ts against @ethereumjs/mpt: the same roots after every round of puts and
+// src/evm/stateTrie.ts against @ethereumjs/mpt: the same roots after every round of puts and
 // deletes (each round applied on the unstored trie of the round before, as a block applies changes
 // on top of a dev chain's own writes), and the nodes it hands over are all a fresh trie needs to read
 // every key back from the store, and nothing else.
@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { bytesToHex } from '@ethereumjs/util';
-import { nibbles, StateTrie, storedRoot, type TrieNode } from '../../src/ingest/stateTrie.ts';
+import { nibbles, StateTrie, storedRoot, type TrieNode } from '../../src/evm/stateTrie.ts';
 
 /** A deterministic byte source, so a failure reproduces. */
 function rng(seed: number) {

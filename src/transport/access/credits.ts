@@ -12,6 +12,8 @@ const METHOD_CREDITS: Readonly<Record<string, number>> = {
   eth_blobBaseFee: 300,
   eth_blockNumber: 80,
   eth_call: 80,
+  // Blocks of calls with a state root each: priced as trace_callMany, the other many-call method.
+  eth_simulateV1: 300,
   eth_chainId: 5,
   // Not in Infura's table. Like eth_chainId, the chain's own settings: the spec and two cached headers
   // (genesis, head), no state read and no execution.
