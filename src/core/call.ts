@@ -46,6 +46,10 @@ export interface BlockOverrides {
   prevRandao?: Uint8Array;
   baseFeePerGas?: bigint;
   blobBaseFee?: bigint;
+  /** DIFFICULTY before the merge (Erigon's and Reth's bundle overrides). */
+  difficulty?: bigint;
+  /** What BLOCKHASH answers for these block numbers (Erigon's and Reth's `blockHash` override). */
+  blockHashes?: Array<[bigint, Uint8Array]>;
 }
 
 export interface TraceTypes {
