@@ -3,6 +3,7 @@
 // eth_callBundle (signed transactions applied as a block applies them).
 
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
@@ -181,7 +182,7 @@ async function runSignedBundle(
     } catch (e) {
       // Flashbots' relay words it so, naming the transaction.
       if (e instanceof InvalidTransaction)
-        throw new RequestFailed(`err: ${e.message}; txhash ${toHex(hash)}`);
+        throw new RequestFailed(`err: ${await gethWords(session, tx, e)}; txhash ${toHex(hash)}`);
       throw e;
     }
     const after = await session.balance(coinbase);
@@ -216,6 +217,30 @@ async function runSignedBundle(
       totalGasUsed: Number(totalGas),
     }),
   );
+}
+
+/** The commonest refusals in geth's words (core/error.go), which bundle clients match on; others as the EVM words them. */
+async function gethWords(
+  session: EvmCallSession,
+  tx: TypedTransaction,
+  e: InvalidTransaction,
+): Promise<string> {
+  const from = tx.getSenderAddress();
+  const sender = await session.account(from.bytes);
+  const address = toChecksumAddress(from.toString());
+  const feeCap = 'maxFeePerGas' in tx ? tx.maxFeePerGas : tx.gasPrice;
+  switch (e.code) {
+    case 'NONCE_MISMATCH_TOO_LOW':
+      return `nonce too low: address ${address}, tx: ${tx.nonce} state: ${sender.nonce}`;
+    case 'NONCE_MISMATCH_TOO_HIGH':
+      return `nonce too high: address ${address}, tx: ${tx.nonce} state: ${sender.nonce}`;
+    case 'INSUFFICIENT_MAX_FEE_PER_GAS':
+      return `max fee per gas less than block base fee: address ${address}, maxFeePerGas: ${feeCap}, baseFee: ${session.baseFee ?? 0n}`;
+    case 'INSUFFICIENT_ACCOUNT_FUNDS':
+      return `insufficient funds for gas * price + value: address ${address} have ${sender.balance} want ${tx.gasLimit * feeCap + tx.value}`;
+    default:
+      return e.message;
+  }
 }
 
 /** What the coinbase earns per gas: the tip over the base fee (EIP-1559's effective priority fee). */
