@@ -57,3 +57,9 @@ export interface TraceTypes {
   stateDiff: boolean;
   vmTrace: boolean;
 }
+
+/** One bundle of debug_traceCallMany and eth_callMany: its calls, and the block overrides they see. */
+export interface CallBundle {
+  calls: CallRequest[];
+  blockOverrides?: BlockOverrides;
+}

@@ -18,7 +18,7 @@ import type { PartResult } from './speculation.ts';
 // src/exec/client.ts, the client that runs them (the layer rule `services-reach-exec-through-its-api`
 // in .dependency-cruiser.cjs keeps it so).
 export type { AccessListResult } from './calls/accessList.ts';
-export type { CallBundle, CallBundlesJob, SignedBundleJob } from './jobs/bundles.ts';
+export type { CallBundlesJob, SignedBundleJob } from './jobs/bundles.ts';
 export type { CallManyJob, CallManyPartJob, TracedCall } from './jobs/callMany.ts';
 export type { DebugTraceBlockJob, DebugTraceCallJob } from './jobs/debug.ts';
 export type {

@@ -1,5 +1,5 @@
+import type { CallBundle } from '../core/call.ts';
 import { InvalidArgument, refusedBy } from '../core/errors.ts';
-import type { CallBundle } from '../exec/api.ts';
 import type { BundleContext } from '../services/debug.ts';
 import { bundleBlockOverrides, callObject } from './callObject.ts';
 import { blockSelector, field, LATEST, ParamProblem, smallQuantity } from './params.ts';

@@ -1,16 +1,10 @@
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import type { CallRequest, StateOverrides } from '../core/call.ts';
+import type { CallBundle, CallRequest, StateOverrides } from '../core/call.ts';
 import { InvalidArgument, RequestFailed } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { TraceCallOptions, TraceOptions } from '../core/traceConfig.ts';
-import type {
-  CallBundle,
-  CallBundlesJob,
-  DebugTraceBlockJob,
-  DebugTraceCallJob,
-  JobPayload,
-} from '../exec/api.ts';
+import type { CallBundlesJob, DebugTraceBlockJob, DebugTraceCallJob, JobPayload } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import { toHex } from '../primitives/hex.ts';
 import type { BlockRef } from '../store/types.ts';

@@ -1,10 +1,10 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../chain/reader.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import type { BlockOverrides, CallRequest, StateOverrides } from '../core/call.ts';
+import type { BlockOverrides, CallBundle, CallRequest, StateOverrides } from '../core/call.ts';
 import { RequestFailed } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
-import type { AccessListResult, CallBundle, CallBundlesJob, SignedBundleJob } from '../exec/api.ts';
+import type { AccessListResult, CallBundlesJob, SignedBundleJob } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import { quantityToHex } from '../primitives/hex.ts';
 import { type BundleContext, bundlesAt } from './debug.ts';

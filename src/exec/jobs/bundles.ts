@@ -6,7 +6,7 @@ import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
 import { toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../../chain/reader.ts';
 import type { CallLimits } from '../../config/limits.ts';
-import type { BlockOverrides, CallRequest, StateOverrides } from '../../core/call.ts';
+import type { BlockOverrides, CallBundle, CallRequest, StateOverrides } from '../../core/call.ts';
 import { InvalidArgument, RequestFailed } from '../../core/errors.ts';
 import type { GethTracerConfig } from '../../core/traceConfig.ts';
 import type { EvmTracer, FrameEnd } from '../../evm/hooks.ts';
@@ -20,12 +20,6 @@ import { clampGas } from '../message.ts';
 import { gethErrorText } from '../tracing/geth/errors.ts';
 import { createEvmGethTracer, type EvmGethTracer } from '../tracing/geth/evm.ts';
 import { callContext } from './debug.ts';
-
-/** One bundle: its calls, and the block overrides its calls see. */
-export interface CallBundle {
-  calls: CallRequest[];
-  blockOverrides?: BlockOverrides;
-}
 
 /** debug_traceCallMany and eth_callMany. */
 export interface CallBundlesJob {
