@@ -18,6 +18,7 @@ const COUNTER = '0x00000000000000000000000000000000c0ffee01';
 const REVERTER = '0x00000000000000000000000000000000c0ffee02';
 const PAYER = '0x00000000000000000000000000000000c0ffee03';
 const CLOCK = '0x00000000000000000000000000000000c0ffee04';
+const HASHER = '0x00000000000000000000000000000000c0ffee05';
 // slot0 += 1; return slot0
 const COUNTER_CODE = asm('PUSH0 SLOAD PUSH1 1 ADD DUP1 PUSH0 SSTORE PUSH0 MSTORE PUSH1 32 PUSH0 RETURN');
 // revert with the four bytes 0xdeadbeef
@@ -26,6 +27,10 @@ const REVERTER_CODE = asm('PUSH4 0xdeadbeef PUSH0 MSTORE PUSH1 4 PUSH1 28 REVERT
 const PAYER_CODE = asm('PUSH0 PUSH0 PUSH0 PUSH0 CALLVALUE COINBASE GAS CALL POP STOP');
 // return (block.number, block.timestamp)
 const CLOCK_CODE = asm('NUMBER PUSH0 MSTORE TIMESTAMP PUSH1 32 MSTORE PUSH1 64 PUSH0 RETURN');
+// return (blockhash(calldata[0:32]), block.prevrandao, block.coinbase)
+const HASHER_CODE = asm(
+  'PUSH0 CALLDATALOAD BLOCKHASH PUSH0 MSTORE PREVRANDAO PUSH1 32 MSTORE COINBASE PUSH1 64 MSTORE PUSH1 96 PUSH0 RETURN',
+);
 const MAX_CALLS = 6;
 
 interface CallManyResult {
@@ -46,6 +51,7 @@ describe('bundle simulation: debug_traceCallMany, eth_callMany, eth_callBundle',
       [REVERTER, REVERTER_CODE],
       [PAYER, PAYER_CODE],
       [CLOCK, CLOCK_CODE],
+      [HASHER, HASHER_CODE],
     ] as const)
       await call('anvil_setCode', [address, code]);
     await call('evm_mine', []);
@@ -249,6 +255,30 @@ describe('bundle simulation: debug_traceCallMany, eth_callMany, eth_callBundle',
       ]);
     });
 
+    it("applies a bundle's blockOverride under Erigon's names: blockHash, coinbase", async () => {
+      const head = await call<{ number: Hex }>('eth_getBlockByNumber', ['latest', false]);
+      const parent = BigInt(head.number) - 1n;
+      const stored = await call<{ hash: Hex }>('eth_getBlockByNumber', [`0x${parent.toString(16)}`, false]);
+      const ask = (n: bigint) => ({ to: HASHER, input: toWord(n) });
+      const named = `0x${'ab'.repeat(32)}`;
+      const coinbase = `0x${'cd'.repeat(20)}`;
+      const answer = await call<CallManyResult[][]>('eth_callMany', [
+        [
+          { transactions: [ask(parent)] },
+          {
+            transactions: [ask(parent)],
+            blockOverride: { blockHash: { [parent.toString()]: named }, coinbase },
+          },
+        ],
+      ]);
+      const plain = await call<Hex>('eth_call', [ask(parent), 'latest']);
+      assert.deepEqual(answer[0], [{ value: plain }]);
+      assert.equal(plain.slice(0, 66), stored.hash);
+      const [hashSeen, , coinbaseSeen] = words(answer[1]?.[0]?.value);
+      assert.equal(hashSeen, named);
+      assert.equal(coinbaseSeen, `0x${'00'.repeat(12)}${coinbase.slice(2)}`);
+    });
+
     it('refuses bad input with -32602 and an unaffordable call with -32000', async () => {
       assert.equal((await rpcFailure(dev().url, 'eth_callMany', [[]])).code, -32602);
       assert.equal(
@@ -328,6 +358,46 @@ describe('bundle simulation: debug_traceCallMany, eth_callMany, eth_callBundle',
       );
     });
 
+    it('simulates the block the request names: number, timestamp, coinbase, base fee, difficulty', async () => {
+      const client = wallet();
+      const nonce = await client.getTransactionCount({ address: A.address });
+      const head = await client.getBlock();
+      const tip = 1_000_000_000n;
+      const sign = (i: number, to: Hex, value = 0n) =>
+        client.signTransaction({
+          to,
+          value,
+          gas: 60_000n,
+          maxFeePerGas: 100_000_000_000n,
+          maxPriorityFeePerGas: tip,
+          nonce: nonce + i,
+          chain: null,
+          chainId: 31337,
+        });
+      const coinbase = `0x${'ee'.repeat(20)}`;
+      const answer = await call<BundleAnswer>('eth_callBundle', [
+        {
+          txs: [await sign(0, CLOCK), await sign(1, PAYER, 3n)],
+          blockNumber: '0x99',
+          stateBlockNumber: 'latest',
+          timestamp: 2_000_000_000,
+          coinbase,
+          baseFee: '0x1a13b8600',
+          difficulty: '0x5',
+          gasLimit: '0x1c9c380',
+        },
+      ]);
+      assert.deepEqual(words(answer.results[0]?.value), [toWord(0x99n), toWord(2_000_000_000n)]);
+      // The second pays the named coinbase directly, besides its tip.
+      const [first, second] = answer.results;
+      assert.equal(BigInt(second?.ethSentToCoinbase ?? -1), 3n);
+      assert.equal(BigInt(first?.gasPrice ?? -1), tip);
+      assert.equal(BigInt(answer.coinbaseDiff), BigInt(answer.gasFees) + 3n);
+      assert.equal(answer.stateBlockNumber, Number(head.number));
+      // Nothing was mined: the sender's nonce is as it was.
+      assert.equal(await client.getTransactionCount({ address: A.address }), nonce);
+    });
+
     it('refuses bad params with -32602 and a transaction the block would refuse with -32000', async () => {
       const client = wallet();
       const head = await client.getBlock();
@@ -394,6 +464,12 @@ interface BundleAnswer {
     error?: string;
     revert?: string;
   }>;
+}
+
+/** A return value's 32-byte words. */
+function words(value: string | undefined): string[] {
+  const digits = (value ?? '0x').slice(2);
+  return Array.from({ length: digits.length / 64 }, (_, i) => `0x${digits.slice(64 * i, 64 * i + 64)}`);
 }
 
 function toWord(n: bigint): Hex {
