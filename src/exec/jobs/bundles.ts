@@ -2,9 +2,10 @@
 // the ones before it left: debug_traceCallMany and eth_callMany (calls with eth_call's semantics),
 // eth_callBundle (signed transactions applied as a block applies them).
 
-import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import type { TypedTransaction } from '@ethereumjs/tx';
 import { toChecksumAddress } from '@ethereumjs/util';
 import type { ChainReader } from '../../chain/reader.ts';
+import { decodeSignedTransaction } from '../../chain/signedTransaction.ts';
 import type { CallLimits } from '../../config/limits.ts';
 import type { BlockOverrides, CallBundle, CallRequest, StateOverrides } from '../../core/call.ts';
 import { InvalidArgument, RequestFailed } from '../../core/errors.ts';
@@ -150,7 +151,7 @@ async function runSignedBundle(
   const common = chain.commonAt(header.number, header.timestamp);
   const txs = job.txs.map((raw, i) => {
     try {
-      return createTxFromRLP(raw, { common });
+      return decodeSignedTransaction(raw, common);
     } catch (e) {
       throw new InvalidArgument(`invalid argument 0: txs[${i}]: ${(e as Error).message.split('\n')[0]}`);
     }

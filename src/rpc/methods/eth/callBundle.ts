@@ -1,6 +1,3 @@
-import { createTxFromRLP } from '@ethereumjs/tx';
-import type { CallRequest } from '../../../core/call.ts';
-import { InvalidArgument } from '../../../core/errors.ts';
 import { checkCallCount } from '../../bundles.ts';
 import {
   address,
@@ -58,30 +55,6 @@ function callBundleArgs(value: unknown) {
  */
 export const eth_callBundle = method([required(callBundleArgs)], async ([args], { services }) => {
   checkCallCount(args.txs.length, services.trace.limits.maxCalls);
-  const ref = await services.chain.stateBlock(args.stateBlock);
-  const header = await services.chain.header(ref.hash);
-  const common = header ? services.chain.commonAt(header.number, header.timestamp) : undefined;
-  // Decoded here too, so a malformed one is a bad parameter at once, and what each calls is read ahead.
-  const calls: CallRequest[] = args.txs.map((raw, i) => {
-    try {
-      const tx = createTxFromRLP(raw, common ? { common } : {});
-      return {
-        from: tx.getSenderAddress().bytes,
-        to: tx.to?.bytes ?? null,
-        gas: tx.gasLimit,
-        value: tx.value,
-        data: tx.data,
-      };
-    } catch (e) {
-      throw new InvalidArgument(
-        `invalid argument 0: txs[${i}]: invalid transaction: ${(e as Error).message.split('\n')[0]}`,
-      );
-    }
-  });
   const { stateBlock, timeoutMs, ...bundle } = args;
-  return services.execution.callBundle(
-    { kind: 'hash', hash: ref.hash, requireCanonical: false },
-    { ...bundle, calls },
-    timeoutMs,
-  );
+  return services.execution.callBundle(stateBlock, bundle, timeoutMs);
 });
