@@ -589,8 +589,8 @@ type BlockHashes = Pick<SyncStateReads, 'canonicalHash'>;
 /**
  * The environment calls on `header` see with `overrides` (checked and built by ethereumjs's block,
  * src/exec/environment.ts, in its words). BLOCKHASH of a block past `header` (a number moved on by
- * an override) reads zero, as geth's does for a block it lacks, and a `blockHash` override answers
- * for the numbers it names.
+ * an override) reads the chain's hash, or zero where the chain has none yet (as geth answers for a
+ * block it lacks), and a `blockHash` override answers for the numbers it names.
  */
 function environmentOf(
   chain: ChainReader,
@@ -623,7 +623,14 @@ function environmentOf(
   if (named !== undefined || envHeader.number > header.number) {
     const stored = env.blockHash;
     const byNumber = new Map((named ?? []).map(([number, hash]) => [number, bytesToBigint(hash)]));
-    env.blockHash = (number) => byNumber.get(number) ?? (number > header.number ? 0n : stored(number));
+    env.blockHash = (number) => {
+      const given = byNumber.get(number);
+      if (given !== undefined) return given;
+      if (number <= header.number) return stored(number);
+      // A block after the state's: the chain's if it has one (as Reth reads it), else zero.
+      const later = hashes.canonicalHash(number);
+      return later === null ? 0n : bytesToBigint(later);
+    };
   }
   return { envHeader, env, overriddenBlock };
 }
