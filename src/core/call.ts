@@ -48,6 +48,10 @@ export interface BlockOverrides {
   prevRandao?: Uint8Array;
   baseFeePerGas?: bigint;
   blobBaseFee?: bigint;
+  /** DIFFICULTY before the merge (Erigon's and Reth's bundle overrides). */
+  difficulty?: bigint;
+  /** What BLOCKHASH answers for these block numbers (Erigon's and Reth's `blockHash` override). */
+  blockHashes?: Array<[bigint, Uint8Array]>;
 }
 
 export interface TraceTypes {
@@ -85,4 +89,10 @@ export interface SimulateRequest {
   /** Nonces, fees and balances checked as for a real block (geth's validation mode). */
   validation: boolean;
   returnFullTransactions: boolean;
+}
+
+/** One bundle of debug_traceCallMany and eth_callMany: its calls, and the block overrides they see. */
+export interface CallBundle {
+  calls: CallRequest[];
+  blockOverrides?: BlockOverrides;
 }

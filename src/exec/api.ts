@@ -1,6 +1,7 @@
 import type { ChainReader } from '../chain/reader.ts';
 import type { CallLimits } from '../config/limits.ts';
 import type { AccessListResult } from './calls/accessList.ts';
+import { bundleJobs, type CallBundlesJob, type SignedBundleJob } from './jobs/bundles.ts';
 import { type CallManyJob, type CallManyPartJob, runCallMany, runCallManyPart } from './jobs/callMany.ts';
 import { type CallJob, callJobs } from './jobs/calls.ts';
 import { type DebugTraceBlockJob, type DebugTraceCallJob, debugJobs } from './jobs/debug.ts';
@@ -18,6 +19,7 @@ import type { PartResult } from './speculation.ts';
 // src/exec/client.ts, the client that runs them (the layer rule `services-reach-exec-through-its-api`
 // in .dependency-cruiser.cjs keeps it so).
 export type { AccessListResult } from './calls/accessList.ts';
+export type { CallBundlesJob, SignedBundleJob } from './jobs/bundles.ts';
 export type { CallManyJob, CallManyPartJob, TracedCall } from './jobs/callMany.ts';
 export type { DebugTraceBlockJob, DebugTraceCallJob } from './jobs/debug.ts';
 export type {
@@ -54,6 +56,10 @@ export interface ExecutionApi {
   debugTraceCall(job: DebugTraceCallJob): Promise<Uint8Array>;
   /** eth_simulateV1: its blocks as JSON. */
   simulate(job: SimulateJob): Promise<Uint8Array>;
+  /** debug_traceCallMany and eth_callMany: bundles of calls chained on one block's state. */
+  callBundles(job: CallBundlesJob): Promise<Uint8Array>;
+  /** eth_callBundle: signed transactions applied on one block's state, in a later block's environment. */
+  signedBundle(job: SignedBundleJob): Promise<Uint8Array>;
 }
 
 export type JobKind = keyof ExecutionApi;
@@ -69,5 +75,6 @@ export function executionApi(chain: ChainReader, limits: CallLimits): ExecutionA
     ...replayJobs(chain),
     ...debugJobs(chain, limits),
     simulate: (job) => runSimulate(chain, limits, job),
+    ...bundleJobs(chain, limits),
   };
 }

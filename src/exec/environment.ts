@@ -80,6 +80,7 @@ export function blockEnvironment(
     if (overrides.feeRecipient !== undefined) data.coinbase = overrides.feeRecipient;
     if (overrides.prevRandao !== undefined) data.mixHash = overrides.prevRandao;
     if (overrides.baseFeePerGas !== undefined) data.baseFeePerGas = overrides.baseFeePerGas;
+    if (overrides.difficulty !== undefined) data.difficulty = overrides.difficulty;
   }
   let block: Block;
   try {

@@ -1,4 +1,5 @@
 import type { Block, BlockHeader } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import type { ChainReader } from '../chain/reader.ts';
 import type { TraceTypes } from '../core/call.ts';
@@ -11,7 +12,7 @@ import { applyTransaction, InvalidTransaction, type TransactionResult } from '..
 import { bytesToBigint } from '../evm/words.ts';
 import { blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
 import { isDaoForkBlock } from './evmRules.ts';
-import { evmStateAt, untilComplete, WrittenSlots } from './fetchingState.ts';
+import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
 import type { StateAccess } from './sessionTypes.ts';
 import { type ConflictBoard, PartConflict } from './speculation.ts';
 import {
@@ -70,19 +71,7 @@ export async function replayOnEvm(
   const { reader, fetching } = state;
   const world = new WorldState(reader);
   const env = blockEnv(header, fork.chainId, state.hashes);
-  // The DAO fork's state change comes before the transactions, outside any of their traces. Each
-  // ends its own transaction, so each is retried on its own.
-  if (isDaoForkBlock(common, header.number))
-    await untilComplete(
-      fetching,
-      () => applyDaoFork(world, rules),
-      () => world.abortTransaction(),
-    );
-  await untilComplete(
-    fetching,
-    () => systemWrites(world, rules, header),
-    () => world.abortTransaction(),
-  );
+  await beforeTransactions(world, fetching, rules, header, common);
   const diffs = types.stateDiff || part ? new StateDiffRecorder(world, reader) : null;
   // Upstream mode: the slots each transaction writes, for the keys its stateDiff may read.
   const written = fetching && diffs ? new WrittenSlots() : null;
@@ -155,6 +144,31 @@ export async function replayOnEvm(
     }
   }
   return { txs, access: accesses };
+}
+
+/**
+ * What a block changes before its transactions: the DAO fork's state change, then the system
+ * writes, outside any transaction's trace. Each ends its own transaction, so each is retried on its
+ * own (upstream mode).
+ */
+export async function beforeTransactions(
+  world: WorldState,
+  fetching: FetchingStateReader | null,
+  rules: ForkRules,
+  header: BlockHeader,
+  common: Common,
+): Promise<void> {
+  if (isDaoForkBlock(common, header.number))
+    await untilComplete(
+      fetching,
+      () => applyDaoFork(world, rules),
+      () => world.abortTransaction(),
+    );
+  await untilComplete(
+    fetching,
+    () => systemWrites(world, rules, header),
+    () => world.abortTransaction(),
+  );
 }
 
 /**

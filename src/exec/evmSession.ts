@@ -21,9 +21,11 @@ import {
   type TransactionResult,
 } from '../evm/transaction.ts';
 import { addressBytes, bytesToBigint } from '../evm/words.ts';
+import type { SyncStateReads } from '../store/types.ts';
 import { CallValidationError } from './callValidation.ts';
 import { blockEnvironment, cachedEnvironment, environmentBlock, simulationCommon } from './environment.ts';
 import { BlockReads, blockEnv, evmFork, evmTransaction } from './evmEngine.ts';
+import { beforeTransactions } from './evmReplay.ts';
 import type { EvmFork } from './evmRules.ts';
 import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
 import { callMessage, checkGethFees } from './message.ts';
@@ -81,19 +83,21 @@ export class EvmCallSession {
   private written: WrittenSlots | null = null;
 
   private constructor(
-    chain: ChainReader,
+    private readonly chain: ChainReader,
     readonly header: BlockHeader,
     /** The header the calls see: the block's, or as the block overrides make it. */
-    private readonly envHeader: BlockHeader,
+    private envHeader: BlockHeader,
     private readonly fork: EvmFork,
     private readonly world: WorldState,
     private readonly reader: StateReader,
     /** Upstream mode: what the calls reach that is not fetched yet is fetched, and the call runs again. */
     private readonly fetching: FetchingStateReader | null,
-    private readonly env: BlockEnv,
+    private env: BlockEnv,
     private readonly gasCap: bigint,
     /** The environment block CallSession runs the calls in when block overrides make one. */
-    private readonly overriddenBlock: Block | null,
+    private overriddenBlock: Block | null,
+    /** Where BLOCKHASH reads the chain's hashes. */
+    private readonly hashes: BlockHashes,
   ) {
     this.common = simulationCommon(chain.commonAt(header.number, header.timestamp));
   }
@@ -101,7 +105,12 @@ export class EvmCallSession {
   /** The fork's ethereumjs rules, which build the call's transaction (its checks and words). */
   private readonly common: Common;
 
-  /** A session on the state after the block `blockHash` names. */
+  /**
+   * A session on the state after the block `blockHash` names or, with `before`, on the state
+   * between its transactions: its parent's state with the block's first `before` transactions
+   * applied as the block applied them (debug_traceCallMany's and eth_callMany's transactionIndex).
+   * The calls see the block's own environment either way.
+   */
   static async openAt(
     chain: ChainReader,
     blockHash: Uint8Array,
@@ -111,54 +120,57 @@ export class EvmCallSession {
       blockOverrides?: BlockOverrides;
       /** Stop the geth-dialect calls past this performance.now() time (src/exec/watchdog.ts). */
       deadline?: number;
+      /** Run the calls after only this many of the block's transactions. */
+      before?: number;
     },
   ): Promise<EvmCallSession> {
-    const env = opts.blockOverrides;
     const header = await chain.header(blockHash);
     if (!header) throw ChainRewound.during();
     const common = chain.commonAt(header.number, header.timestamp);
     const fork = evmFork(chain, common);
-    // Block overrides are checked and applied by building ethereumjs's block with them
-    // (src/exec/environment.ts: its refusals in its words); the block it builds is the
-    // environment's source.
-    let envHeader = header;
-    let overriddenBlock: Block | null = null;
-    if (env) {
-      if (env.number !== undefined || env.time !== undefined) {
-        checkSameFork(
-          chain,
-          header,
-          simulationCommon(common),
-          env.number ?? header.number,
-          env.time ?? header.timestamp,
-        );
-      }
-      overriddenBlock = blockEnvironment(header, simulationCommon(common), env);
-      envHeader = overriddenBlock.header;
-    }
-    const state = evmStateAt(
-      chain.store,
-      { number: header.number, hash: blockHash },
-      fork,
-      BlockReads.of(chain.store, blockHash),
-    );
+    const before = opts.before;
+    const state =
+      before === undefined
+        ? evmStateAt(
+            chain.store,
+            { number: header.number, hash: blockHash },
+            fork,
+            BlockReads.of(chain.store, blockHash),
+          )
+        : evmStateAt(
+            chain.store,
+            { number: header.number - 1n, hash: header.parentHash },
+            fork,
+            BlockReads.of(chain.store, header.parentHash),
+          );
     const { reader, fetching } = state;
     const world = new WorldState(reader);
-    const environment = blockEnv(envHeader, fork.chainId, state.hashes);
-    // As CallSession: the override binds only where the block has a blob base fee (Cancun on).
-    if (env?.blobBaseFee !== undefined && envHeader.excessBlobGas !== undefined)
-      environment.blobBaseFee = env.blobBaseFee;
+    if (before !== undefined) {
+      const block = await chain.block(blockHash);
+      if (!block) throw ChainRewound.during();
+      await replayFirst(
+        world,
+        fetching,
+        block,
+        common,
+        fork,
+        blockEnv(header, fork.chainId, state.hashes),
+        before,
+      );
+    }
+    const built = environmentOf(chain, header, common, fork, state.hashes, opts.blockOverrides);
     const session = new EvmCallSession(
       chain,
       header,
-      envHeader,
+      built.envHeader,
       fork,
       world,
       reader,
       fetching,
-      environment,
+      built.env,
       opts.gasCap,
-      overriddenBlock,
+      built.overriddenBlock,
+      state.hashes,
     );
     if (opts.deadline !== undefined) session.watchdog = { step: new Watchdog(opts.deadline) };
     if (opts.stateOverrides) {
@@ -171,6 +183,52 @@ export class EvmCallSession {
       );
     }
     return session;
+  }
+
+  /**
+   * The environment the next calls see, with the state kept: the block's, moved on `bundle` blocks
+   * (each bundle of debug_traceCallMany and eth_callMany runs a block later, `seconds` later per
+   * bundle), and `overrides` on top.
+   */
+  moveTo(bundle: number, seconds: bigint, overrides: BlockOverrides | undefined): void {
+    const moved: BlockOverrides = {
+      number: this.header.number + BigInt(bundle),
+      time: this.header.timestamp + BigInt(bundle) * seconds,
+      ...overrides,
+    };
+    const common = this.chain.commonAt(this.header.number, this.header.timestamp);
+    const built = environmentOf(this.chain, this.header, common, this.fork, this.hashes, moved);
+    this.envHeader = built.envHeader;
+    this.env = built.env;
+    this.overriddenBlock = built.overriddenBlock;
+    this.environments.clear();
+  }
+
+  /** The coinbase the calls see now (block overrides included). */
+  get coinbase(): Uint8Array {
+    return this.envHeader.coinbase.bytes;
+  }
+
+  /**
+   * A signed transaction applied as a block would apply it (nonce, fees and the fee cap checked, the
+   * fees paid to the coinbase): eth_callBundle. `tracer` watches it.
+   */
+  async apply(tx: TypedTransaction, tracer: EvmTracer | null): Promise<TransactionResult> {
+    return untilComplete(this.fetching, () =>
+      applyTransaction(
+        this.world,
+        this.env,
+        this.fork.rules,
+        this.fork.precompiles,
+        evmTransaction(tx),
+        tracer,
+      ),
+    );
+  }
+
+  /** An account's balance as the session's state holds it now. */
+  async balance(address: Uint8Array): Promise<bigint> {
+    return (await this.account(address)).balance;
   }
 
   close(): void {}
@@ -523,6 +581,75 @@ export class EvmCallSession {
     });
     world.setNonce(sender, sender.nonce + 1n);
     world.endTransaction(this.fork.rules.emptyIsAbsent);
+  }
+}
+
+type BlockHashes = Pick<SyncStateReads, 'canonicalHash'>;
+
+/**
+ * The environment calls on `header` see with `overrides` (checked and built by ethereumjs's block,
+ * src/exec/environment.ts, in its words). BLOCKHASH of a block past `header` (a number moved on by
+ * an override) reads the chain's hash, or zero where the chain has none yet (as geth answers for a
+ * block it lacks), and a `blockHash` override answers for the numbers it names.
+ */
+function environmentOf(
+  chain: ChainReader,
+  header: BlockHeader,
+  common: Common,
+  fork: EvmFork,
+  hashes: BlockHashes,
+  overrides: BlockOverrides | undefined,
+): { envHeader: BlockHeader; env: BlockEnv; overriddenBlock: Block | null } {
+  let envHeader = header;
+  let overriddenBlock: Block | null = null;
+  if (overrides) {
+    if (overrides.number !== undefined || overrides.time !== undefined) {
+      checkSameFork(
+        chain,
+        header,
+        simulationCommon(common),
+        overrides.number ?? header.number,
+        overrides.time ?? header.timestamp,
+      );
+    }
+    overriddenBlock = blockEnvironment(header, simulationCommon(common), overrides);
+    envHeader = overriddenBlock.header;
+  }
+  const env = blockEnv(envHeader, fork.chainId, hashes);
+  // As CallSession: the override binds only where the block has a blob base fee (Cancun on).
+  if (overrides?.blobBaseFee !== undefined && envHeader.excessBlobGas !== undefined)
+    env.blobBaseFee = overrides.blobBaseFee;
+  const named = overrides?.blockHashes;
+  if (named !== undefined || envHeader.number > header.number) {
+    const stored = env.blockHash;
+    const byNumber = new Map((named ?? []).map(([number, hash]) => [number, bytesToBigint(hash)]));
+    env.blockHash = (number) => {
+      const given = byNumber.get(number);
+      if (given !== undefined) return given;
+      if (number <= header.number) return stored(number);
+      // A block after the state's: the chain's if it has one (as Reth reads it), else zero.
+      const later = hashes.canonicalHash(number);
+      return later === null ? 0n : bytesToBigint(later);
+    };
+  }
+  return { envHeader, env, overriddenBlock };
+}
+
+/** The block's first `count` transactions applied to `world` (on its parent's state) as the block applied them. */
+async function replayFirst(
+  world: WorldState,
+  fetching: FetchingStateReader | null,
+  block: Block,
+  common: Common,
+  fork: EvmFork,
+  env: BlockEnv,
+  count: number,
+): Promise<void> {
+  await beforeTransactions(world, fetching, fork.rules, block.header, common);
+  for (const tx of block.transactions.slice(0, count)) {
+    await untilComplete(fetching, () =>
+      applyTransaction(world, env, fork.rules, fork.precompiles, evmTransaction(tx), null),
+    );
   }
 }
 

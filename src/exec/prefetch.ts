@@ -138,6 +138,23 @@ export class PrefetchingClient extends WrappingClient {
         const j = job as JobPayload<'debugTraceCall'>;
         return this.calls(j.blockHash, [j.call], overridesOf(j));
       }
+      case 'callBundles': {
+        // With `before`, the calls run on the parent's state after some of the block's
+        // transactions: the replay's state is read ahead, and the calls' on the parent's.
+        const j = job as JobPayload<'callBundles'>;
+        const calls = j.bundles.flatMap((bundle) => bundle.calls);
+        const overrides = j.stateOverrides ? { stateOverrides: j.stateOverrides } : {};
+        if (!j.before) return this.calls(j.blockHash, calls, overrides);
+        const { parentHash } = j.before;
+        await this.once(`block:${bytesKey(j.blockHash)}`, () =>
+          this.prefetcher.block(j.blockHash, this.alsoRead),
+        );
+        return this.calls(parentHash, calls, overrides);
+      }
+      case 'signedBundle': {
+        const j = job as JobPayload<'signedBundle'>;
+        return this.calls(j.blockHash, j.calls, {});
+      }
       case 'replayBlock':
       case 'replayBlockPart':
       case 'flatTraces':

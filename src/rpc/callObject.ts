@@ -143,6 +143,44 @@ export function stateOverrides(value: unknown): StateOverrides {
   });
 }
 
+/**
+ * The other names Erigon's and Reth's bundle overrides (eth_callMany's, debug_traceCallMany's
+ * `blockOverride`) give geth's fields.
+ */
+const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  blockNumber: 'number',
+  timestamp: 'time',
+  coinbase: 'feeRecipient',
+  baseFee: 'baseFeePerGas',
+  random: 'prevRandao',
+};
+
+/**
+ * A bundle's `blockOverride`: geth's block override object under either name of each field, with
+ * `difficulty` and `blockHash` (block number → the hash BLOCKHASH answers) besides.
+ */
+export function bundleBlockOverrides(value: unknown): BlockOverrides {
+  const o: Record<string, unknown> = { ...object(value, 'block overrides') };
+  for (const [alias, name] of Object.entries(BUNDLE_ALIASES)) {
+    if (o[alias] === undefined || o[alias] === null) continue;
+    if (o[name] !== undefined && o[name] !== null) throw new ParamProblem(`both ${alias} and ${name} given`);
+    o[name] = o[alias];
+    delete o[alias];
+  }
+  const out = blockOverrides(o);
+  if (o.difficulty !== undefined && o.difficulty !== null)
+    out.difficulty = field('difficulty', () => quantity(o.difficulty));
+  if (o.blockHash !== undefined && o.blockHash !== null) {
+    out.blockHashes = Object.entries(object(o.blockHash, 'blockHash')).map(([key, h]) => {
+      const number = field(`blockHash key ${quoted(key)}`, () =>
+        /^[0-9]{1,20}$/.test(key) ? BigInt(key) : uint64(key),
+      );
+      return [number, field(`blockHash[${key}]`, () => hash(h))];
+    });
+  }
+  return out;
+}
+
 /** geth's block override object. */
 export function blockOverrides(value: unknown): BlockOverrides {
   const o = object(value, 'block overrides');

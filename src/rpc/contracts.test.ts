@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { toBlobs } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { contractsOf, isAddress } from './contracts.ts';
 
 const A = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
@@ -67,6 +69,53 @@ describe('contractsOf', () => {
     assert.deepEqual(contractsOf('trace_callMany', [[call(A), [{ data: '0x' }, ['trace']]]]), []);
     assert.deepEqual(contractsOf('trace_callMany', [[]]), []);
     assert.deepEqual(contractsOf('trace_callMany', ['nonsense']), []);
+  });
+
+  it('reads every call of eth_callMany and debug_traceCallMany, and their state overrides', () => {
+    const bundles = [{ transactions: [{ to: A }] }, { transactions: [{ to: B }], blockOverride: {} }];
+    assert.deepEqual(contractsOf('eth_callMany', [bundles, {}]), [a, B]);
+    assert.deepEqual(contractsOf('debug_traceCallMany', [bundles, {}]), [a, B]);
+    assert.deepEqual(contractsOf('eth_callMany', [bundles, {}, { [B]: { balance: '0x1' } }]), [a, B, B]);
+    assert.deepEqual(contractsOf('eth_callMany', [bundles, {}, { [B]: { code: '0x00' } }]), []);
+    assert.deepEqual(
+      contractsOf('debug_traceCallMany', [bundles, {}, { stateOverrides: { [B]: { code: '0x' } } }]),
+      [],
+    );
+    assert.deepEqual(contractsOf('eth_callMany', [[{ transactions: [{ to: A }, { data: '0x' }] }]]), []);
+    assert.deepEqual(contractsOf('eth_callMany', [[{ transactions: [] }]]), []);
+    assert.deepEqual(contractsOf('debug_traceCallMany', ['nonsense']), []);
+  });
+
+  it("reads every signed transaction's recipient of eth_callBundle, whatever its type or chain", async () => {
+    const signer = privateKeyToAccount(`0x${'11'.repeat(32)}`);
+    const fees = { maxFeePerGas: 10n, maxPriorityFeePerGas: 1n, gas: 21_000n, nonce: 0 };
+    const txs = [
+      await signer.signTransaction({ to: A, gasPrice: 1n, gas: 21_000n, nonce: 0, chainId: 31337 }),
+      await signer.signTransaction({
+        to: A,
+        gasPrice: 1n,
+        gas: 21_000n,
+        nonce: 0,
+        chainId: 1,
+        accessList: [],
+      }),
+      await signer.signTransaction({ to: B as `0x${string}`, ...fees, chainId: 5 }),
+      await signer.signTransaction({
+        to: B as `0x${string}`,
+        ...fees,
+        chainId: 1,
+        blobs: toBlobs({ data: '0x1234' }),
+        maxFeePerBlobGas: 1n,
+        kzg: { blobToKzgCommitment: () => new Uint8Array(48), computeBlobKzgProof: () => new Uint8Array(48) },
+      }),
+    ];
+    const bundle = (list: unknown[]) => [{ txs: list, blockNumber: '0x1', stateBlockNumber: 'latest' }];
+    assert.deepEqual(contractsOf('eth_callBundle', bundle(txs)), [a, a, B.toLowerCase(), B.toLowerCase()]);
+    const creation = await signer.signTransaction({ data: '0x60', ...fees, chainId: 1 });
+    assert.deepEqual(contractsOf('eth_callBundle', bundle([txs[0], creation])), []);
+    assert.deepEqual(contractsOf('eth_callBundle', bundle(['0x1234'])), []);
+    assert.deepEqual(contractsOf('eth_callBundle', bundle([])), []);
+    assert.deepEqual(contractsOf('eth_callBundle', ['nonsense']), []);
   });
 
   it("reads a log filter's address or addresses; none means every contract", () => {

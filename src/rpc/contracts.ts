@@ -1,3 +1,5 @@
+import { RLP } from '@ethereumjs/rlp';
+
 /**
  * Which contract addresses a call queries, for a key's contract allow-list (src/transport/access/):
  * method knowledge, so it lives beside the methods and not in the transport. Pure.
@@ -5,8 +7,8 @@
  * The methods are those Infura checks against its contract allow-list (eth_call, eth_estimateGas,
  * eth_getLogs, eth_getBalance, eth_getCode, eth_getStorageAt, eth_getTransactionCount), plus the
  * other methods that run a call as eth_call does (eth_createAccessList, trace_call, trace_callMany,
- * eth_simulateV1,
- * debug_traceCall). A call's state overrides count too: each overridden account is queried, and an
+ * eth_simulateV1, debug_traceCall, eth_callMany, debug_traceCallMany, eth_callBundle). A call's state
+ * overrides count too: each overridden account is queried, and an
  * override that replaces code (or moves a precompile) makes the call run code of the client's own,
  * which can read any account, so no list allows it.
  */
@@ -39,6 +41,8 @@ const OVERRIDES_OF: Readonly<Record<string, (params: readonly unknown[]) => unkn
   trace_callMany: (p) => field(p[2], 'stateOverrides'),
   eth_simulateV1: (p) => simulatedOverrides(p[0]),
   debug_traceCall: (p) => field(p[2], 'stateOverrides'),
+  eth_callMany: (p) => p[2],
+  debug_traceCallMany: (p) => field(p[2], 'stateOverrides'),
 };
 
 const ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
@@ -66,10 +70,62 @@ export function contractsOf(method: string, params: unknown): string[] | null {
     });
     if (calls.length === 0) return [];
     targets = addressList(calls.map((call) => field(call, 'to')));
+  } else if (method === 'eth_callMany' || method === 'debug_traceCallMany') {
+    targets = bundleTargets(list[0]);
+  } else if (method === 'eth_callBundle') {
+    targets = signedTargets(field(list[0], 'txs'));
   } else return null;
   const overridden = overriddenAccounts(OVERRIDES_OF[method]?.(list));
   if (targets.length === 0 || overridden === null) return [];
   return [...targets, ...overridden];
+}
+
+/** Every call's `to` in Erigon's and Reth's bundles; [] when one names none (or no call is given). */
+function bundleTargets(bundles: unknown): string[] {
+  if (!Array.isArray(bundles)) return [];
+  const calls = bundles.flatMap((bundle) => {
+    const list = field(bundle, 'transactions');
+    return Array.isArray(list) ? list : [undefined];
+  });
+  if (calls.length === 0) return [];
+  return addressList(calls.map((call) => field(call, 'to')));
+}
+
+/**
+ * Every signed transaction's recipient (eth_callBundle), read from its RLP without checking it (its
+ * chain id, its signature: the method refuses a bad one before anything runs); [] when one creates
+ * a contract or does not decode.
+ */
+function signedTargets(txs: unknown): string[] {
+  if (!Array.isArray(txs) || txs.length === 0) return [];
+  const out: string[] = [];
+  for (const raw of txs) {
+    const to = typeof raw === 'string' ? recipient(raw) : null;
+    if (to === null) return [];
+    out.push(to);
+  }
+  return out;
+}
+
+/** Where `to` sits in each transaction type's field list (legacy, 2930, 1559, 4844, 7702). */
+const TO_FIELD: readonly number[] = [3, 4, 5, 5, 5];
+
+function recipient(raw: string): string | null {
+  if (!/^0[xX]([0-9a-fA-F]{2})+$/.test(raw)) return null;
+  const bytes = Buffer.from(raw.slice(2), 'hex');
+  const type = (bytes[0] ?? 0) < 0x80 ? (bytes[0] ?? 0) : 0;
+  let fields: unknown;
+  try {
+    fields = RLP.decode(type === 0 ? bytes : bytes.subarray(1));
+  } catch {
+    // Not RLP at all: names nothing a list could allow.
+    return null;
+  }
+  // A blob transaction as sent carries its blobs: [tx, blobs, commitments, proofs].
+  if (type === 3 && Array.isArray(fields) && Array.isArray(fields[0])) fields = fields[0];
+  const index = TO_FIELD[type];
+  const to = index === undefined || !Array.isArray(fields) ? undefined : fields[index];
+  return to instanceof Uint8Array && to.length === 20 ? `0x${Buffer.from(to).toString('hex')}` : null;
 }
 
 /**

@@ -1,12 +1,20 @@
 import type { BlockHeader } from '@ethereumjs/block';
 import type { ChainReader } from '../chain/reader.ts';
+import { decodeSignedTransaction } from '../chain/signedTransaction.ts';
 import type { BlockSelector } from '../core/blockSelector.ts';
-import type { BlockOverrides, CallRequest, SimulateRequest, StateOverrides } from '../core/call.ts';
-import { RequestFailed, refusedBy, SimulationRejected } from '../core/errors.ts';
+import type {
+  BlockOverrides,
+  CallBundle,
+  CallRequest,
+  SimulateRequest,
+  StateOverrides,
+} from '../core/call.ts';
+import { InvalidArgument, RequestFailed, refusedBy, SimulationRejected } from '../core/errors.ts';
 import { RawJson } from '../core/rawJson.ts';
-import { type AccessListResult, planBlocks } from '../exec/api.ts';
+import { type AccessListResult, type CallBundlesJob, planBlocks, type SignedBundleJob } from '../exec/api.ts';
 import type { ExecutionClient } from '../exec/client.ts';
 import { quantityToHex } from '../primitives/hex.ts';
+import { type BundleContext, bundlesAt } from './debug.ts';
 import type { FeeService } from './fees.ts';
 
 /** A call object as eth_call & co. take it: the call plus the fields that only check it. */
@@ -78,6 +86,90 @@ export class ExecutionService {
     const call = await this.transactionDefaults(args.call, header);
     this.checkChainId(args);
     return this.exec.run('createAccessList', { blockHash, call, overrides });
+  }
+
+  /**
+   * Erigon's eth_callMany: the bundles' calls run in order with eth_call's semantics on the state
+   * after the block's first `transactionIndex` transactions, each bundle a block and a second later
+   * than the one before (Erigon). `timeoutMs` may shorten the server's deadline, never lengthen it.
+   */
+  async callMany(
+    bundles: CallBundle[],
+    context: BundleContext,
+    stateOverrides: StateOverrides | undefined,
+    timeoutMs: number | undefined,
+  ): Promise<RawJson> {
+    const job: CallBundlesJob = {
+      ...(await bundlesAt(this.chain, context)),
+      bundles,
+      bundleSeconds: 1n,
+      ...(stateOverrides ? { stateOverrides } : {}),
+    };
+    return new RawJson(await this.exec.run('callBundles', job, this.deadline(timeoutMs)));
+  }
+
+  /**
+   * eth_callBundle (Flashbots' relay, Reth): signed transactions on the state after `stateBlock`, in
+   * the environment of the block after it unless the request names its own: its number, 12 seconds
+   * later (Reth), the state block's coinbase and gas limit, and the base fee that block would have
+   * (as Flashbots' relay computes it; Reth keeps the state block's).
+   */
+  async callBundle(
+    stateBlock: BlockSelector,
+    bundle: {
+      txs: Uint8Array[];
+      blockNumber: bigint;
+      timestamp?: bigint;
+      coinbase?: Uint8Array;
+      gasLimit?: bigint;
+      difficulty?: bigint;
+      baseFee?: bigint;
+    },
+    timeoutMs: number | undefined,
+  ): Promise<RawJson> {
+    const blockHash = await this.blockHash(stateBlock);
+    const header = await this.chain.header(blockHash);
+    if (!header) throw new Error('block is indexed but its header is missing');
+    const baseFee = bundle.baseFee ?? this.fees.nextBaseFee(header) ?? undefined;
+    // Decoded here too: a malformed one is a bad parameter at once, and what each calls is read ahead.
+    const common = this.chain.commonAt(header.number, header.timestamp);
+    const calls = bundle.txs.map((raw, i): CallRequest => {
+      try {
+        const tx = decodeSignedTransaction(raw, common);
+        return {
+          from: tx.getSenderAddress().bytes,
+          to: tx.to?.bytes ?? null,
+          gas: tx.gasLimit,
+          value: tx.value,
+          data: tx.data,
+        };
+      } catch (e) {
+        throw new InvalidArgument(
+          `invalid argument 0: txs[${i}]: invalid transaction: ${(e as Error).message.split('\n')[0]}`,
+        );
+      }
+    });
+    const job: SignedBundleJob = {
+      blockHash,
+      txs: bundle.txs,
+      calls,
+      blockOverrides: {
+        number: bundle.blockNumber,
+        time: bundle.timestamp ?? header.timestamp + 12n,
+        ...(bundle.coinbase ? { feeRecipient: bundle.coinbase } : {}),
+        ...(bundle.gasLimit !== undefined ? { gasLimit: bundle.gasLimit } : {}),
+        ...(bundle.difficulty !== undefined ? { difficulty: bundle.difficulty } : {}),
+        ...(baseFee !== undefined ? { baseFeePerGas: baseFee } : {}),
+      },
+    };
+    return new RawJson(await this.exec.run('signedBundle', job, this.deadline(timeoutMs)));
+  }
+
+  /** A request's own deadline, which may be shorter than the server's, never longer. */
+  private deadline(timeoutMs: number | undefined): { deadlineMs?: number } {
+    return timeoutMs === undefined
+      ? {}
+      : { deadlineMs: Math.max(1, Math.min(timeoutMs, this.exec.deadlineMs)) };
   }
 
   /**

@@ -694,3 +694,68 @@ export const simulateOptions: Kind = {
         .map((b) => ({ label: `block: ${b.label}`, value: { blockStateCalls: [b.value] } })),
     ),
 };
+
+/** A bundle's `blockOverride` (eth_callMany, debug_traceCallMany): geth's names or Erigon's. */
+const bundleBlockOverride: Kind = objectKind({
+  blockNumber: quantity(64, 100n),
+  timestamp: quantity(64, 2_000_000_000n),
+  coinbase: address,
+  baseFee: quantity(256, 10n ** 10n),
+  difficulty: quantity(256, 10n ** 10n),
+  gasLimit: quantity(64, 60_000_000n),
+});
+
+const bundle: Kind = objectKind({ transactions: list(callObject), blockOverride: bundleBlockOverride });
+
+/** debug_traceCallMany's and eth_callMany's bundles: at least one. */
+export const callBundles: Kind = {
+  valid: (ctx) => fc.array(bundle.valid(ctx), { minLength: 1, maxLength: 2 }),
+  invalid: (ctx) =>
+    fc.oneof(
+      ...commonBad('array'),
+      bad('no bundles', []),
+      bad('a bundle that is an array', [[]]),
+      bad('transactions that are an object', [{ transactions: {} }]),
+      bundle.invalid(ctx).map((b) => ({ label: `bundle: ${b.label}`, value: [b.value] })),
+    ),
+};
+
+/** Erigon's and Reth's StateContext; a transaction index past the block's is refused too. */
+export const stateContext: Kind = objectKind({
+  blockNumber: block,
+  transactionIndex: {
+    valid: () => fc.constantFrom(-1, 0),
+    invalid: () =>
+      fc.oneof(bad('index -2', -2), bad('a fractional index', 1.5), bad('index as an object', {})),
+  },
+});
+
+/** debug_traceCallMany's trace config: debug_traceCall's, its block overrides given per bundle. */
+export const bundleTraceConfig: Kind = objectKind({ ...traceConfigFields, stateOverrides });
+
+export const timeoutMs: Kind = {
+  valid: () => fc.integer({ min: 0, max: 5000 }),
+  invalid: () =>
+    fc.oneof(bad('a negative timeout', -1), bad('a timeout as a string', '1s'), bad('fractional', 1.5)),
+};
+
+/** eth_callBundle's bundle: signed transactions (random bytes decode to none: -32602 too). */
+export const signedBundle: Kind = {
+  valid: (ctx) =>
+    fc.record({
+      txs: fc.array(data.valid(ctx), { minLength: 1, maxLength: 2 }),
+      blockNumber: quantityHex(100n).filter((q) => q !== '0x0'),
+      stateBlockNumber: fc.constantFrom('latest', '0x0'),
+    }),
+  invalid: (ctx) =>
+    fc.oneof(
+      ...commonBad('object'),
+      bad('no txs', { txs: [], blockNumber: '0x1', stateBlockNumber: 'latest' }),
+      bad('no blockNumber', { txs: ['0x01'], stateBlockNumber: 'latest' }),
+      bad('no stateBlockNumber', { txs: ['0x01'], blockNumber: '0x1' }),
+      data.invalid(ctx).map((b) => ({
+        label: `txs: ${b.label}`,
+        value: { txs: [b.value], blockNumber: '0x1', stateBlockNumber: 'latest' },
+      })),
+    ),
+};

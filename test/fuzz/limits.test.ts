@@ -160,6 +160,18 @@ describe('abuse limits, fuzzed past their bounds', () => {
           const { json } = await post(req('trace_callMany', [list, 'latest']));
           assert.equal(json.error.code, -32602);
           n++;
+          // The bundle methods count every call of every bundle against the same bound.
+          const call = { to: `0x${'bb'.repeat(20)}` };
+          const half = Math.floor(calls / 2);
+          const bundles = [
+            { transactions: Array(half).fill(call) },
+            { transactions: Array(calls - half).fill(call) },
+          ];
+          for (const method of ['eth_callMany', 'debug_traceCallMany']) {
+            const answer = await post(req(method, [bundles]));
+            assert.equal(answer.json.error.code, -32602, method);
+            n++;
+          }
         }),
         params,
       );

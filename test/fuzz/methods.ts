@@ -165,9 +165,14 @@ export const METHOD_SPECS: Record<string, MethodSpec> = {
   debug_traceBlockByNumber: { params: [req(k.debugBlock), opt(k.traceConfig)] },
   debug_traceBlockByHash: { params: [req(k.hash), opt(k.traceConfig)] },
   debug_traceCall: { params: [req(k.callObject), opt(k.block), opt(k.traceCallConfig)] },
+  debug_traceCallMany: { params: [req(k.callBundles), opt(k.stateContext), opt(k.bundleTraceConfig)] },
   // calls
   eth_call: callLike,
   eth_estimateGas: callLike,
+  eth_callMany: {
+    params: [req(k.callBundles), opt(k.stateContext), opt(k.stateOverrides), opt(k.timeoutMs)],
+  },
+  eth_callBundle: { params: [req(k.signedBundle)], validAlsoCodes: [-32602] },
   eth_createAccessList: { params: [req(k.callObject), opt(k.block), opt(k.stateOverrides)] },
   // A call the simulated block cannot include is refused with the spec's codes: -380xx (nonce,
   // fees, funds, intrinsic gas, the block's gas) and -32602 for a tip above the fee cap.

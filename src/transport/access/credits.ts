@@ -68,6 +68,11 @@ const METHOD_CREDITS: Readonly<Record<string, number>> = {
   debug_traceBlockByNumber: 1000,
   debug_traceCall: 1000,
   debug_traceTransaction: 1000,
+  // Not in Infura's table. Bundles of calls run as trace_callMany runs its calls (and share its
+  // bound on calls), so they cost what it costs; traced by geth's tracers, what debug_traceCall costs.
+  eth_callMany: 300,
+  eth_callBundle: 300,
+  debug_traceCallMany: 1000,
 };
 
 /**
