@@ -1,0 +1,225 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { cpSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CONFORMANCE, runCli, tempDir } from './cli.ts';
+import { type CliServer, serveCli } from './devServer.ts';
+
+/**
+ * Several ethtrace API hosts on this machine, as issue 23 deploys them: separate `ethtrace start`
+ * processes on ports of their own, each on a datadir of its own (a copy of one imported conformance
+ * chain, as each host of a deployment imports or follows the same chain), sharing one Redis (a
+ * private `redis-server`, so that a test may stop it without disturbing anything else on the
+ * machine) and, when asked, one PostgreSQL database made for the run and dropped after it.
+ */
+
+const run = promisify(execFile);
+
+/** The machine's PostgreSQL (trust auth for `postgres` on loopback; CI has the same). */
+export const PG_HOST = '127.0.0.1';
+export const PG_PORT = 5432;
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function killed(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+export interface PrivateRedis {
+  port: number;
+  url: string;
+  /** Kills it (its data is in memory only, so it comes back empty). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port. */
+  restart(): Promise<void>;
+}
+
+/** `redis-server` on a free port, in memory only, once it accepts connections. */
+export async function startRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (d) => {
+        output += d;
+        if (output.includes('Ready to accept connections')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
+    });
+    return child;
+  };
+  let child = await launch();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}/0`,
+    kill: () => killed(child, 'SIGKILL'),
+    restart: async () => {
+      await killed(child, 'SIGKILL');
+      child = await launch();
+    },
+  };
+}
+
+export interface TestDatabase {
+  name: string;
+  /** postgres://… of the database, as given to `--database`. */
+  url: string;
+  /** Runs SQL in it with psql and returns psql's unaligned, tuple-only output. */
+  query(sql: string): Promise<string>;
+  /** Drops it (ending whatever connections are left). */
+  drop(): Promise<void>;
+}
+
+async function psql(database: string, sql: string, port = PG_PORT, host = PG_HOST): Promise<string> {
+  const { stdout } = await run('psql', [
+    '-h',
+    host,
+    '-p',
+    String(port),
+    '-U',
+    'postgres',
+    '-d',
+    database,
+    '-X',
+    '-q',
+    '-A',
+    '-t',
+    '-v',
+    'ON_ERROR_STOP=1',
+    '-c',
+    sql,
+  ]);
+  return stdout.trim();
+}
+
+/** A fresh database `ethtrace_t_<random>` on a PostgreSQL (the machine's unless told). */
+export async function createDatabase(options: { host?: string; port?: number } = {}): Promise<TestDatabase> {
+  const host = options.host ?? PG_HOST;
+  const port = options.port ?? PG_PORT;
+  const name = `ethtrace_t_${Math.random().toString(36).slice(2, 12)}`;
+  await psql('postgres', `CREATE DATABASE ${name}`, port, host);
+  return {
+    name,
+    url: `postgres://postgres@${host}:${port}/${name}`,
+    query: (sql) => psql(name, sql, port, host),
+    drop: async () => {
+      await psql('postgres', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, port, host);
+    },
+  };
+}
+
+/** One imported conformance chain, copied for each host. */
+export async function conformanceDatadirs(parent: string, count: number): Promise<string[]> {
+  const template = join(parent, 'template');
+  const imported = await runCli([
+    'import',
+    '--genesis',
+    join(CONFORMANCE, 'genesis.json'),
+    '--datadir',
+    template,
+    join(CONFORMANCE, 'chain.rlp'),
+  ]);
+  if (imported.code !== 0) throw new Error(`import: ${imported.stderr}`);
+  return Array.from({ length: count }, (_, i) => {
+    const datadir = join(parent, `host-${i}`);
+    cpSync(template, datadir, { recursive: true });
+    return datadir;
+  });
+}
+
+/** SIGTERM, and its exit code once it has exited (at once when it already has). */
+export async function stopHost(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+export interface Host {
+  index: number;
+  datadir: string;
+  server: CliServer;
+  /** http://127.0.0.1:PORT */
+  base: string;
+  /** Everything the host wrote to stderr (its JSON log). */
+  stderr(): string;
+  /** The JSON-RPC URL of `key` on this host. */
+  url(key: string): string;
+  /** The WebSocket URL of `key` on this host. */
+  wsUrl(key: string): string;
+}
+
+export interface Hosts {
+  hosts: Host[];
+  /** The shared arguments every host was started with (--redis, --database). */
+  shared: string[];
+  /** SIGTERM to every host, waiting for each to exit; their exit codes. */
+  stop(): Promise<Array<number | null>>;
+}
+
+/**
+ * `ethtrace start --port 0 --datadir D_i SHARED EXTRA` for each datadir, at once. `shared` holds
+ * what every host of a deployment is given alike (--redis, --database).
+ */
+export async function startHosts(datadirs: string[], shared: string[], extra: string[] = []): Promise<Hosts> {
+  const started = await Promise.allSettled(
+    datadirs.map((datadir) => serveCli(['--datadir', datadir, ...shared, ...extra])),
+  );
+  const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    for (const s of servers) await stopHost(s.child);
+    throw failed.reason;
+  }
+  const hosts = servers.map((server, index): Host => {
+    let stderr = '';
+    server.child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    const base = server.url.replace(/\/v3\/[^/]*$/, '');
+    const wsBase = server.wsUrl.replace(/\/ws\/v3\/[^/]*$/, '');
+    return {
+      index,
+      datadir: datadirs[index] ?? '',
+      server,
+      base,
+      stderr: () => stderr,
+      url: (key) => `${base}/v3/${key}`,
+      wsUrl: (key) => `${wsBase}/ws/v3/${key}`,
+    };
+  });
+  let stopped: Promise<Array<number | null>> | null = null;
+  return {
+    hosts,
+    shared,
+    stop: () => {
+      stopped ??= Promise.all(hosts.map((h) => stopHost(h.server.child)));
+      return stopped;
+    },
+  };
+}
+
+/** A temporary directory for a suite's datadirs. */
+export function hostsDir(): { path: string; cleanup: () => void } {
+  return tempDir('ethtrace-hosts-');
+}
