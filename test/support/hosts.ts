@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cpSync } from 'node:fs';
+import { chownSync, cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CONFORMANCE, runCli, tempDir } from './cli.ts';
@@ -222,4 +223,67 @@ export async function startHosts(datadirs: string[], shared: string[], extra: st
 /** A temporary directory for a suite's datadirs. */
 export function hostsDir(): { path: string; cleanup: () => void } {
   return tempDir('ethtrace-hosts-');
+}
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+export interface PrivatePostgres {
+  port: number;
+  /** Stops it (fast: open connections are ended), keeping its data. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>;
+  /** Stops it and removes its data. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A PostgreSQL of a test's own (initdb into a new directory, on a free port, trust auth for
+ * `postgres` on loopback), so that the test may stop and start it without disturbing the machine's.
+ * PostgreSQL refuses to run as root: its programs run as the `postgres` user.
+ */
+export async function startPostgres(): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'ethtrace-pg-'));
+  chownSync(dir, postgresUid(), postgresGid());
+  const data = join(dir, 'data');
+  const asPostgres = (program: string, args: string[]) =>
+    run('runuser', ['-u', 'postgres', '--', join(PG_BIN, program), ...args]);
+  await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const port = await freePort();
+  const start = async () => {
+    await asPostgres('pg_ctl', [
+      '-D',
+      data,
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      'start',
+    ]);
+  };
+  const stop = async () => {
+    await asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+  };
+  await start();
+  let removed = false;
+  return {
+    port,
+    stop,
+    start,
+    remove: async () => {
+      if (removed) return;
+      removed = true;
+      await stop().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function postgresUid(): number {
+  return Number(/^postgres:[^:]*:(\d+):/m.exec(readFileSync('/etc/passwd', 'utf8'))?.[1] ?? Number.NaN);
+}
+
+function postgresGid(): number {
+  return Number(/^postgres:[^:]*:\d+:(\d+):/m.exec(readFileSync('/etc/passwd', 'utf8'))?.[1] ?? Number.NaN);
 }
