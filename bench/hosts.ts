@@ -13,14 +13,8 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../test/support/cli.ts';
-import {
-  conformanceDatadirs,
-  createDatabase,
-  hostsDir,
-  type PrivateRedis,
-  startRedis,
-  type TestDatabase,
-} from '../test/support/hosts.ts';
+import { conformanceDatadirs, hostsDir, type PrivateRedis, startRedis } from '../test/support/hosts.ts';
+import { type TestDatabase, testDatabase } from '../test/support/postgres.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
 import { type Child, CLI, cpuSeconds, startChild } from './lib/process.ts';
 import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';
@@ -104,7 +98,7 @@ async function main(): Promise<void> {
     if (!one || !two || !three) throw new Error('no datadirs');
     const withDatabase = await hasDatabase();
     redis = await startRedis();
-    if (withDatabase) database = await createDatabase();
+    if (withDatabase) database = await testDatabase();
     const datadirKey = await createKey(['--datadir', one]);
     const dbKey = database ? await createKey(['--database', database.url]) : null;
 

@@ -7,15 +7,14 @@ import { LEASE_CHUNK_MS } from '../../src/transport/access/ledger.ts';
 import { runCli } from '../support/cli.ts';
 import {
   conformanceDatadirs,
-  createDatabase,
   type Hosts,
   hostsDir,
   type PrivateRedis,
   sleep,
   startHosts,
   startRedis,
-  type TestDatabase,
 } from '../support/hosts.ts';
+import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 
 /**
  * Issue 23: three API hosts (separate `ethtrace start` processes on separate datadirs) sharing one
@@ -170,7 +169,7 @@ describe('three hosts sharing one database and one Redis', () => {
   const db = () => ['--database', database?.url ?? ''];
 
   before(async () => {
-    [redis, database] = await Promise.all([startRedis(), createDatabase()]);
+    [redis, database] = await Promise.all([startRedis(), testDatabase()]);
     const datadirs = await conformanceDatadirs(dir.path, 3);
     hosts = await startHosts(datadirs, ['--redis', redis.url, ...db(), '--log-level', 'warn']);
   });

@@ -1,9 +1,7 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chownSync, cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CONFORMANCE, runCli, tempDir } from './cli.ts';
 import { type CliServer, serveCli } from './devServer.ts';
 
@@ -12,14 +10,9 @@ import { type CliServer, serveCli } from './devServer.ts';
  * processes on ports of their own, each on a datadir of its own (a copy of one imported conformance
  * chain, as each host of a deployment imports or follows the same chain), sharing one Redis (a
  * private `redis-server`, so that a test may stop it without disturbing anything else on the
- * machine) and, when asked, one PostgreSQL database made for the run and dropped after it.
+ * machine) and, when asked, one PostgreSQL database (test/support/postgres.ts: one made for the
+ * run on the machine's server, or a private server a test may stop).
  */
-
-const run = promisify(execFile);
-
-/** The machine's PostgreSQL (trust auth for `postgres` on loopback; CI has the same). */
-export const PG_HOST = '127.0.0.1';
-export const PG_PORT = 5432;
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -77,54 +70,6 @@ export async function startRedis(): Promise<PrivateRedis> {
     restart: async () => {
       await killed(child, 'SIGKILL');
       child = await launch();
-    },
-  };
-}
-
-export interface TestDatabase {
-  name: string;
-  /** postgres://… of the database, as given to `--database`. */
-  url: string;
-  /** Runs SQL in it with psql and returns psql's unaligned, tuple-only output. */
-  query(sql: string): Promise<string>;
-  /** Drops it (ending whatever connections are left). */
-  drop(): Promise<void>;
-}
-
-async function psql(database: string, sql: string, port = PG_PORT, host = PG_HOST): Promise<string> {
-  const { stdout } = await run('psql', [
-    '-h',
-    host,
-    '-p',
-    String(port),
-    '-U',
-    'postgres',
-    '-d',
-    database,
-    '-X',
-    '-q',
-    '-A',
-    '-t',
-    '-v',
-    'ON_ERROR_STOP=1',
-    '-c',
-    sql,
-  ]);
-  return stdout.trim();
-}
-
-/** A fresh database `ethtrace_t_<random>` on a PostgreSQL (the machine's unless told). */
-export async function createDatabase(options: { host?: string; port?: number } = {}): Promise<TestDatabase> {
-  const host = options.host ?? PG_HOST;
-  const port = options.port ?? PG_PORT;
-  const name = `ethtrace_t_${Math.random().toString(36).slice(2, 12)}`;
-  await psql('postgres', `CREATE DATABASE ${name}`, port, host);
-  return {
-    name,
-    url: `postgres://postgres@${host}:${port}/${name}`,
-    query: (sql) => psql(name, sql, port, host),
-    drop: async () => {
-      await psql('postgres', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, port, host);
     },
   };
 }
@@ -223,67 +168,4 @@ export async function startHosts(datadirs: string[], shared: string[], extra: st
 /** A temporary directory for a suite's datadirs. */
 export function hostsDir(): { path: string; cleanup: () => void } {
   return tempDir('ethtrace-hosts-');
-}
-
-const PG_BIN = '/usr/lib/postgresql/15/bin';
-
-export interface PrivatePostgres {
-  port: number;
-  /** Stops it (fast: open connections are ended), keeping its data. */
-  stop(): Promise<void>;
-  /** Starts it again on the same port and data. */
-  start(): Promise<void>;
-  /** Stops it and removes its data. */
-  remove(): Promise<void>;
-}
-
-/**
- * A PostgreSQL of a test's own (initdb into a new directory, on a free port, trust auth for
- * `postgres` on loopback), so that the test may stop and start it without disturbing the machine's.
- * PostgreSQL refuses to run as root: its programs run as the `postgres` user.
- */
-export async function startPostgres(): Promise<PrivatePostgres> {
-  const dir = mkdtempSync(join(tmpdir(), 'ethtrace-pg-'));
-  chownSync(dir, postgresUid(), postgresGid());
-  const data = join(dir, 'data');
-  const asPostgres = (program: string, args: string[]) =>
-    run('runuser', ['-u', 'postgres', '--', join(PG_BIN, program), ...args]);
-  await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const port = await freePort();
-  const start = async () => {
-    await asPostgres('pg_ctl', [
-      '-D',
-      data,
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-      '-l',
-      join(dir, 'log'),
-      '-w',
-      'start',
-    ]);
-  };
-  const stop = async () => {
-    await asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
-  };
-  await start();
-  let removed = false;
-  return {
-    port,
-    stop,
-    start,
-    remove: async () => {
-      if (removed) return;
-      removed = true;
-      await stop().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function postgresUid(): number {
-  return Number(/^postgres:[^:]*:(\d+):/m.exec(readFileSync('/etc/passwd', 'utf8'))?.[1] ?? Number.NaN);
-}
-
-function postgresGid(): number {
-  return Number(/^postgres:[^:]*:\d+:(\d+):/m.exec(readFileSync('/etc/passwd', 'utf8'))?.[1] ?? Number.NaN);
 }
