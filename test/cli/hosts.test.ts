@@ -14,7 +14,12 @@ import {
   startHosts,
   startRedis,
 } from '../support/hosts.ts';
-import { type TestDatabase, testDatabase } from '../support/postgres.ts';
+import {
+  type PrivatePostgres,
+  privatePostgres,
+  type TestDatabase,
+  testDatabase,
+} from '../support/postgres.ts';
 
 /**
  * Issue 23: three API hosts (separate `ethtrace start` processes on separate datadirs) sharing one
@@ -232,5 +237,170 @@ describe('three hosts sharing one database and one Redis', () => {
     // The bucket starts full at 400 again: wait out what the probes spent of it.
     await sleep(1_000);
     await assertSharedRate(t, hosts, key);
+  });
+
+  it('records usage on every host into the database: summed across hosts, it equals the requests sent', async () => {
+    assert.ok(hosts && database);
+    const key = await createKey(db(), 'usage-across', []);
+    for (const h of hosts.hosts)
+      await timeUntil(
+        async () => (await status(h.url(key))) === 200,
+        PROPAGATION_MS,
+        `the key on ${h.index}`,
+      );
+    // What the probes above sent counts too: usage is every answered request.
+    const probes = await usageWhen(database.url, 'usage-across', 3, FLUSH_WAIT_MS);
+    const before = {
+      chainId: requestsIn(probes, 'eth_chainId'),
+      blockNumber: requestsIn(probes, 'eth_blockNumber'),
+    };
+    const sent = [
+      { chainId: 7, blockNumber: 3 },
+      { chainId: 11, blockNumber: 5 },
+      { chainId: 13, blockNumber: 2 },
+    ];
+    await Promise.all(
+      hosts.hosts.map(async (h, i) => {
+        await send(h.url(key), 'eth_chainId', sent[i]?.chainId ?? 0);
+        await send(h.url(key), 'eth_blockNumber', sent[i]?.blockNumber ?? 0);
+      }),
+    );
+    const chainId = before.chainId + sent.reduce((n, s) => n + s.chainId, 0);
+    const blockNumber = before.blockNumber + sent.reduce((n, s) => n + s.blockNumber, 0);
+    const rows = await usageWhen(database.url, 'usage-across', chainId + blockNumber, FLUSH_WAIT_MS);
+    assert.equal(requestsIn(rows, 'eth_chainId'), chainId, JSON.stringify(rows));
+    assert.equal(requestsIn(rows, 'eth_blockNumber'), blockNumber, JSON.stringify(rows));
+    // Nothing more comes later: each request was recorded once.
+    await sleep(3_000);
+    assert.equal(requestsIn(await usageOf(database.url, 'usage-across')), chainId + blockNumber);
+  });
+});
+
+interface UsageRow {
+  method: string;
+  status: string;
+  requests: number;
+}
+
+/** `keys usage NAME --json` against the database: what every host recorded for the key. */
+async function usageOf(database: string, name: string): Promise<UsageRow[]> {
+  const usage = await runCli(['keys', 'usage', name, '--json', '--database', database]);
+  assert.equal(usage.code, 0, usage.stderr);
+  return JSON.parse(usage.stdout) as UsageRow[];
+}
+
+const requestsIn = (rows: UsageRow[], method?: string) =>
+  rows.filter((r) => method === undefined || r.method === method).reduce((n, r) => n + r.requests, 0);
+
+/** The usage once its requests add up to `expected`, or as it is after `ms` (flushes are batched). */
+async function usageWhen(database: string, name: string, expected: number, ms: number): Promise<UsageRow[]> {
+  const until = performance.now() + ms;
+  let rows = await usageOf(database, name);
+  while (requestsIn(rows) < expected && performance.now() < until) {
+    await sleep(250);
+    rows = await usageOf(database, name);
+  }
+  return rows;
+}
+
+/** Long enough for every host to flush what it holds (a few seconds, issue 23), and some. */
+const FLUSH_WAIT_MS = 15_000;
+
+async function send(url: string, method: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: i, method, params: [] }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+  }
+}
+
+describe('three hosts while their PostgreSQL restarts', () => {
+  const dir = hostsDir();
+  let server: PrivatePostgres | undefined;
+  let redis: PrivateRedis | undefined;
+  let database: TestDatabase | undefined;
+  let hosts: Hosts | undefined;
+
+  before(async () => {
+    server = await privatePostgres();
+    [redis, database] = await Promise.all([startRedis(), testDatabase(server.url)]);
+    const datadirs = await conformanceDatadirs(dir.path, 3);
+    hosts = await startHosts(datadirs, [
+      '--redis',
+      redis.url,
+      '--database',
+      database.url,
+      '--log-level',
+      'warn',
+    ]);
+  });
+  after(async () => {
+    await hosts?.stop();
+    await redis?.kill();
+    await database?.drop();
+    server?.destroy();
+    dir.cleanup();
+  });
+
+  it('serves on and loses no usage while PostgreSQL is down and back, with no host restarted', async (t) => {
+    assert.ok(hosts && database && server);
+    const made = await runCli(['keys', 'create', '--database', database.url, '--name', 'through-restart']);
+    assert.equal(made.code, 0, made.stderr);
+    const key = made.stdout.split('\n')[0]?.trim() ?? '';
+    for (const h of hosts.hosts)
+      await timeUntil(
+        async () => (await status(h.url(key))) === 200,
+        PROPAGATION_MS,
+        `the key on ${h.index}`,
+      );
+    const pids = hosts.hosts.map((h) => h.server.child.pid);
+    const baseline = requestsIn(await usageWhen(database.url, 'through-restart', 3, FLUSH_WAIT_MS));
+
+    // Load on the three hosts for 6 s; PostgreSQL is stopped (at once, as a crash) from 1.5 s to 3.5 s.
+    const statuses: number[] = [];
+    const started = performance.now();
+    const load = Promise.all(
+      hosts.hosts.flatMap((h) =>
+        [0, 1].map(async () => {
+          while (performance.now() - started < 6_000) {
+            statuses.push(await status(h.url(key)));
+            await sleep(5);
+          }
+        }),
+      ),
+    );
+    await sleep(1_500);
+    server.stop();
+    const stoppedAt = statuses.length;
+    await sleep(2_000);
+    server.start();
+    const restartedAt = statuses.length;
+    await load;
+    t.diagnostic(
+      `${statuses.length} requests: ${stoppedAt} before the stop, ${restartedAt - stoppedAt} while PostgreSQL was down`,
+    );
+    assert.ok(restartedAt - stoppedAt > 0, 'requests were sent while PostgreSQL was down');
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+      'every request answered, PostgreSQL down or not',
+    );
+
+    // The same processes, with no restart, flush what they held once PostgreSQL is back.
+    const expected = baseline + statuses.length;
+    const rows = await usageWhen(database.url, 'through-restart', expected, FLUSH_WAIT_MS);
+    assert.equal(requestsIn(rows), expected, JSON.stringify(rows));
+    assert.deepEqual(
+      hosts.hosts.map((h) => h.server.child.pid),
+      pids,
+    );
+    for (const h of hosts.hosts) assert.equal(h.server.child.exitCode, null, `host ${h.index} is running`);
+    // And once only.
+    await sleep(3_000);
+    assert.equal(requestsIn(await usageOf(database.url, 'through-restart')), expected);
   });
 });
