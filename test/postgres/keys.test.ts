@@ -175,9 +175,10 @@ describe('keys import-file and export', () => {
     const back = JSON.parse(await cli(['keys', 'export', '--database', db.url])) as typeof file;
     const bySha = (keys: typeof file.keys) => [...keys].sort((a, b) => a.sha256.localeCompare(b.sha256));
     assert.deepEqual(bySha(back.keys), bySha(file.keys));
-    // And the CLI reads them from the database as it did from the file.
-    const list = await cli(['keys', 'list', '--database', db.url]);
-    assert.equal(list, await cli(['keys', 'list', ...d]));
+    // And the CLI reads them from the database (here named by $DATABASE_URL) as it did from the file.
+    const list = await runCli(['keys', 'list'], { env: { DATABASE_URL: db.url } });
+    assert.equal(list.code, 0, list.stderr);
+    assert.equal(list.stdout, await cli(['keys', 'list', ...d]));
   });
 });
 
