@@ -1,4 +1,4 @@
-import type { Postgres } from './pool.ts';
+import type { PoolClient } from 'pg';
 
 /**
  * The schema of the shared database, as numbered steps applied in order, each once. Every process
@@ -51,9 +51,14 @@ export const MIGRATIONS: readonly Migration[] = [
  */
 const MIGRATION_LOCK = 0x6574_6874_7261_6365n; // "ethtrace"
 
+/** What migrating needs of the pool (./pool.ts Postgres). */
+interface Transactions {
+  transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T>;
+}
+
 /** Applies the steps of `migrations` not yet recorded in `schema_migrations`, each in a transaction. */
 export async function migrate(
-  db: Postgres,
+  db: Transactions,
   migrations: readonly Migration[] = MIGRATIONS,
 ): Promise<number[]> {
   const applied: number[] = [];
