@@ -167,13 +167,22 @@ function publicKey(k: StoredKey) {
   };
 }
 
-function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string {
-  if (rows.length === 0) return `no usage since ${new Date(since).toISOString()}\n`;
+/** A usage row, and with `--database` the host that served it. */
+type HostRow = UsageRow & { host?: string };
+
+/**
+ * The usage table: totals per key, method and status (with `byHost`, per host too, in a first
+ * column), or a line per minute; with `--database`, the service's totals are followed by each host's.
+ */
+function printUsage(rows: HostRow[], since: number, perMinute: boolean, byHost = false, title = ''): string {
+  if (rows.length === 0) return `no usage${title} since ${new Date(since).toISOString()}\n`;
+  const host = (r: HostRow) => (byHost ? [r.host ?? ''] : []);
   const table: string[][] = [];
   if (perMinute) {
-    table.push(['minute', 'key', 'method', 'status', 'requests', 'credits']);
+    table.push([...(byHost ? ['host'] : []), 'minute', 'key', 'method', 'status', 'requests', 'credits']);
     for (const r of rows)
       table.push([
+        ...host(r),
         new Date(r.minute).toISOString().slice(0, 16),
         r.key,
         r.method,
@@ -182,24 +191,51 @@ function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string
         String(r.credits),
       ]);
   } else {
-    table.push(['key', 'method', 'status', 'requests', 'credits']);
+    table.push([...(byHost ? ['host'] : []), 'key', 'method', 'status', 'requests', 'credits']);
     const byCall = new Map<
       string,
-      { key: string; method: string; status: string; requests: number; credits: number }
+      { host: string; key: string; method: string; status: string; requests: number; credits: number }
     >();
     for (const r of rows) {
-      const id = `${r.keyId}\u0000${r.method}\u0000${r.status}`;
-      const t = byCall.get(id) ?? { key: r.key, method: r.method, status: r.status, requests: 0, credits: 0 };
+      const h = byHost ? (r.host ?? '') : '';
+      const id = `${h}\u0000${r.keyId}\u0000${r.method}\u0000${r.status}`;
+      const t = byCall.get(id) ?? {
+        host: h,
+        key: r.key,
+        method: r.method,
+        status: r.status,
+        requests: 0,
+        credits: 0,
+      };
       t.requests += r.requests;
       t.credits += r.credits;
       byCall.set(id, t);
     }
     const sorted = [...byCall.values()].sort(
-      (a, b) => a.key.localeCompare(b.key) || b.credits - a.credits || a.method.localeCompare(b.method),
+      (a, b) =>
+        a.host.localeCompare(b.host) ||
+        a.key.localeCompare(b.key) ||
+        b.credits - a.credits ||
+        a.method.localeCompare(b.method),
     );
-    for (const t of sorted) table.push([t.key, t.method, t.status, String(t.requests), String(t.credits)]);
-    const keys = totalsOf(rows, 'key');
-    for (const k of keys) table.push([k.name, '(all)', '', String(k.requests), String(k.credits)]);
+    for (const t of sorted)
+      table.push([
+        ...(byHost ? [t.host] : []),
+        t.key,
+        t.method,
+        t.status,
+        String(t.requests),
+        String(t.credits),
+      ]);
+    const hosts = byHost ? [...new Set(rows.map((r) => r.host ?? ''))].sort() : [''];
+    for (const h of hosts) {
+      const keys = totalsOf(
+        rows.filter((r) => !byHost || (r.host ?? '') === h),
+        'key',
+      );
+      for (const k of keys)
+        table.push([...(byHost ? [h] : []), k.name, '(all)', '', String(k.requests), String(k.credits)]);
+    }
   }
   const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
   const lines = table.map((row) =>
@@ -208,7 +244,7 @@ function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string
       .join('  ')
       .trimEnd(),
   );
-  return `usage since ${new Date(since).toISOString()}\n${lines.join('\n')}\n`;
+  return `usage${title} since ${new Date(since).toISOString()}\n${lines.join('\n')}\n`;
 }
 
 /** `ethtrace keys` and its subcommands, each on the keys of one datadir. */
