@@ -132,6 +132,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Limits shared with other processes: why they cannot be reached, or null (`/ready`). */
   sharedLimitsProblem?: () => string | null;
+  /** Keys kept in a shared database: why it cannot be reached, or null (`/ready`, degraded). */
+  keysProblem?: () => string | null;
   /** Following an upstream: its progress while it catches up, for eth_syncing (src/ingest/follower.ts). */
   syncing?: () => SyncProgress | null;
   /** Following an upstream: the follower's heads, for metrics and `/ready`. */
@@ -368,6 +370,7 @@ function probePages(
           maxHeadAgeSeconds: config.readyMaxHeadAgeSeconds ?? null,
           ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
           ...(deps.sharedLimitsProblem ? { sharedLimitsProblem: deps.sharedLimitsProblem } : {}),
+          ...(deps.keysProblem ? { keysProblem: deps.keysProblem } : {}),
           ...(deps.follow
             ? {
                 followProblem: () => deps.follow?.().error?.message ?? null,

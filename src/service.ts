@@ -32,13 +32,19 @@ import type { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
+import { PostgresKeyTable } from './store/postgres/keys.ts';
+import { Listener } from './store/postgres/listener.ts';
+import { KEYS_CHANNEL } from './store/postgres/migrations.ts';
+import { openPostgres, type Postgres, type PostgresSettings } from './store/postgres/pool.ts';
 import type { ChainStore } from './store/types.ts';
 import { type AccessControl, openAccessControl } from './transport/access/control.ts';
 import { IpcCounters } from './transport/access/ipcCounters.ts';
 import { LeasingLedger } from './transport/access/ledger.ts';
 import { connectRedis, RedisCounters } from './transport/access/redisCounters.ts';
+import type { KeySettings } from './transport/access/settings.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
+import { DatabaseKeyStore, FileKeyStore, KeyMirror } from './transport/keyStore.ts';
 import { redactUrl } from './upstream/client.ts';
 import { openUpstreamSource, type UpstreamConfig, type UpstreamSource } from './upstream/open.ts';
 import { answerUpstreamAsk } from './upstream/remote.ts';
@@ -66,6 +72,8 @@ export interface StartPlan {
   /** API processes on the one port. */
   processes: number;
   redis: string | null;
+  /** The keys in a shared PostgreSQL database (`--database`), or null: the datadir's keys file. */
+  database: DatabasePlan | null;
   /** false: `--no-auth`. */
   auth: boolean;
   /** Keys accepted besides the keys file's (`--api-key`, $ETHTRACE_API_KEYS). */
@@ -74,6 +82,14 @@ export interface StartPlan {
   dev: DevFlags;
   /** Serves the operator dashboard to who gives it; undefined: no dashboard. */
   operatorToken: string | undefined;
+}
+
+/** `--database` and its settings (src/cli/databaseFlags.ts). */
+export interface DatabasePlan {
+  url: string;
+  settings: Pick<PostgresSettings, 'poolSize' | 'connectTimeoutMs' | 'statementTimeoutMs'>;
+  /** The full re-read of the keys, besides each change heard (src/transport/keyStore.ts KeyMirror). */
+  keysRefreshMs: number;
 }
 
 /** Where a start listens (with --processes, where its API processes do). */
@@ -110,6 +126,8 @@ export class Service {
   private app: App | null = null;
   private access: AccessControl | null = null;
   private redis: Redis | null = null;
+  private postgres: Postgres | null = null;
+  private keyMirror: KeyMirror | null = null;
   private primary: Primary | null = null;
 
   constructor(readonly plan: StartPlan) {
@@ -178,6 +196,12 @@ export class Service {
     await this.dev?.service.stop();
     await this.app?.close(abort ? {} : { deadlineMs: this.plan.shutdownMs });
     await this.access?.close();
+    await this.keyMirror?.close();
+    await this.postgres
+      ?.close()
+      .catch((e: unknown) =>
+        caught('postgres-connection', `stopping: the keys database did not close: ${describeForLog(e)}`),
+      );
     if (abort) this.redis?.disconnect();
     else
       await this.redis
@@ -248,9 +272,19 @@ export class Service {
       this.dev.service.startInterval(plan.blockTime);
     }
     const keyFile = new KeyFile(datadir);
+    // Without auth there are no keys to keep: the database is not opened.
+    const db = plan.auth && plan.database ? await this.openDatabase(plan.database) : null;
+    const keyStore = db
+      ? new DatabaseKeyStore(new PostgresKeyTable<KeySettings>(db))
+      : new FileKeyStore(keyFile);
     const needsKey =
-      role !== 'api' && plan.auth && plan.apiKeys.length === 0 && keyFile.read().every((k) => k.revokedAt);
-    const keys = plan.auth ? KeyRing.from(plan.apiKeys, keyFile) : null;
+      role !== 'api' &&
+      plan.auth &&
+      plan.apiKeys.length === 0 &&
+      (await keyStore.read()).every((k) => k.revokedAt);
+    const keys = plan.auth ? KeyRing.from(plan.apiKeys, db ? null : keyFile) : null;
+    // The primary of --processes serves nothing: its API processes each follow the database.
+    if (db && keys && role !== 'primary') await this.mirrorKeys(db, keys, logger);
     this.redis = plan.redis === null ? null : await connectRedis(plan.redis);
     const listening =
       role === 'primary' ? await this.startApiProcesses(keys, logger) : await this.listen(keys, logger);
@@ -259,8 +293,9 @@ export class Service {
     // A service that accepts no key is useless: make one, and show it this once.
     let createdKey: Started['createdKey'] = null;
     if (needsKey) {
-      createdKey = { key: keyFile.create('default').key, path: keyFile.path };
-      keys?.reload();
+      createdKey = { key: (await keyStore.create('default')).key, path: keyStore.where };
+      if (this.keyMirror) await this.keyMirror.refresh();
+      else keys?.reload();
     }
     announce({
       datadir,
@@ -272,6 +307,31 @@ export class Service {
       upstreamDescription: this.source?.description ?? null,
     });
     this.followed?.follower.start();
+  }
+
+  /** Opens the keys database: unreachable, it refuses the start (one line, exit 2). */
+  private async openDatabase(database: DatabasePlan): Promise<Postgres> {
+    this.postgres = await openPostgres(database.url, {
+      ...database.settings,
+      applicationName: `ethtrace ${this.role}`,
+    });
+    return this.postgres;
+  }
+
+  /**
+   * Keeps `keys` equal to the database's keys, heard on a connection of their own; the first read
+   * must succeed (a server that starts with no keys would refuse every request).
+   */
+  private async mirrorKeys(db: Postgres, keys: KeyRing, logger: Logger): Promise<void> {
+    const database = this.plan.database as DatabasePlan;
+    const mirror = new KeyMirror(
+      new PostgresKeyTable<KeySettings>(db),
+      keys,
+      database.keysRefreshMs,
+      (line) => logger.warn(line),
+    );
+    this.keyMirror = mirror;
+    await mirror.start((events) => new Listener(db.settings, KEYS_CHANNEL, events));
   }
 
   /**
@@ -307,6 +367,11 @@ export class Service {
     const log = lineLogger(logger);
     const ledger = this.ledger(logger);
     if (ledger) metrics.readFrom({ sharedLimits: () => ledger.health() });
+    const { keyMirror: mirror, postgres } = this;
+    if (mirror && postgres)
+      metrics.readFrom({
+        keysDatabase: () => ({ ...mirror.health(), statementTimeouts: postgres.statementTimeouts }),
+      });
     // Keys' settings (credits, allow-lists) and usage; `--no-auth` has none of it.
     const policy =
       keys &&
@@ -329,6 +394,7 @@ export class Service {
         metrics,
         ...this.chainParts(),
         ...(ledger ? { sharedLimitsProblem: () => ledger.problem() } : {}),
+        ...(mirror ? { keysProblem: () => mirror.problem() } : {}),
         ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
         ...(role === 'api' ? { cluster: clusterFigures(metrics) } : {}),
         ...this.dashboard(policy),

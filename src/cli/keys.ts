@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { checkExistingDatadir, prepareDatadir, resolveDatadir } from '../store/datadir.ts';
+import { PostgresKeyTable } from '../store/postgres/keys.ts';
+import { openPostgres } from '../store/postgres/pool.ts';
 import {
   ALLOW_KINDS,
   type AllowKind,
@@ -13,6 +15,8 @@ import {
 } from '../transport/access/settings.ts';
 import { mergeRows, readUsage, totalsOf, type UsageRow } from '../transport/access/usage.ts';
 import { hashKey, KeyFile, keyId, type StoredKey } from '../transport/apiKeys.ts';
+import { DatabaseKeyStore, FileKeyStore, type KeyStore } from '../transport/keyStore.ts';
+import { addDatabaseOptions, type DatabaseFlags, databasePlan } from './databaseFlags.ts';
 import { collect, DATADIR_HELP, type Named } from './flags.ts';
 
 /**
@@ -133,8 +137,27 @@ function datadirFor(command: Command, use: DatadirUse): string {
   return datadir;
 }
 
-function keyFile(command: Command, use: DatadirUse): KeyFile {
-  return new KeyFile(datadirFor(command, use));
+/**
+ * Runs `work` on the keys `command` names: the database of `--database` (or $DATABASE_URL), opened
+ * for the command and closed after it, else the datadir's keys file.
+ */
+async function withKeys<T>(
+  command: Command,
+  use: DatadirUse,
+  work: (keys: KeyStore) => Promise<T>,
+): Promise<T> {
+  const plan = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env);
+  if (plan === null) return work(new FileKeyStore(new KeyFile(datadirFor(command, use))));
+  const db = await openPostgres(plan.url, {
+    ...plan.settings,
+    poolSize: 1,
+    applicationName: 'ethtrace keys',
+  });
+  try {
+    return await work(new DatabaseKeyStore(new PostgresKeyTable<KeySettings>(db)));
+  } finally {
+    await db.close();
+  }
 }
 
 function describeKey(k: StoredKey): string {
@@ -252,16 +275,76 @@ export function addKeysCommand(root: Command, named: Named): void {
   const keys = named(
     root
       .command('keys')
-      .description('manage the API keys kept (hashed) in the datadir')
+      .description('manage the API keys, kept (hashed) in the datadir or in the --database')
       .option('--datadir <dir>', DATADIR_HELP),
     'keys',
   );
+  addDatabaseOptions(keys, false);
   addCreate(keys, named, DATADIR_HELP);
   addList(keys, named, DATADIR_HELP);
   addShow(keys, named, DATADIR_HELP);
   addUpdate(keys, named, DATADIR_HELP);
   addRevoke(keys, named, DATADIR_HELP);
   addUsage(keys, named, DATADIR_HELP);
+  addImportFile(keys, named);
+  addExport(keys, named);
+  // Each subcommand takes --database after its name too, as it takes --datadir.
+  for (const sub of keys.commands)
+    if (!sub.options.some((o) => o.long === '--database')) addDatabaseOptions(sub, false);
+}
+
+/** Opens the database `command` names, which it must name. */
+function databaseOf(command: Command, what: string) {
+  const plan = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env);
+  if (plan === null) throw new UserError(`${what} needs --database (or $DATABASE_URL)`);
+  return openPostgres(plan.url, { ...plan.settings, poolSize: 1, applicationName: 'ethtrace keys' });
+}
+
+function addImportFile(keys: Command, named: Named): void {
+  named(
+    keys
+      .command('import-file')
+      .description(
+        "copy a datadir's keys file into the --database: every key, revoked ones too, as it is; a key already there is skipped",
+      )
+      .option('--datadir <dir>', DATADIR_HELP)
+      .action(async (_opts, command: Command) => {
+        const file = new KeyFile(datadirFor(command, 'read'));
+        const stored = file.read();
+        const db = await databaseOf(command, 'keys import-file');
+        try {
+          const store = new DatabaseKeyStore(new PostgresKeyTable<KeySettings>(db));
+          const { added, skipped } = await store.importKeys(stored);
+          for (const k of added) process.stdout.write(`imported key "${k.name}" (${k.prefix}…)\n`);
+          for (const k of skipped)
+            process.stdout.write(`skipped key "${k.name}" (${k.prefix}…): already in the database\n`);
+          process.stderr.write(
+            `${added.length} imported, ${skipped.length} already there, from ${file.path} into ${store.where}\n`,
+          );
+        } finally {
+          await db.close();
+        }
+      }),
+    'keys import-file',
+  );
+}
+
+function addExport(keys: Command, named: Named): void {
+  named(
+    keys
+      .command('export')
+      .description("print the --database's keys as a keys file (JSON, hashes only) to standard output")
+      .action(async (_opts, command: Command) => {
+        const db = await databaseOf(command, 'keys export');
+        try {
+          const stored = await new DatabaseKeyStore(new PostgresKeyTable<KeySettings>(db)).read();
+          process.stdout.write(`${JSON.stringify({ keys: stored }, null, 2)}\n`);
+        } finally {
+          await db.close();
+        }
+      }),
+    'keys export',
+  );
 }
 
 function addCreate(keys: Command, named: Named, datadirHelp: string): void {
@@ -278,16 +361,18 @@ function addCreate(keys: Command, named: Named, datadirHelp: string): void {
       false,
     )
       .option('--datadir <dir>', datadirHelp)
-      .action((opts: SettingFlags & { name?: string; secret?: boolean }, command: Command) => {
+      .action(async (opts: SettingFlags & { name?: string; secret?: boolean }, command: Command) => {
         const settings = settingsOf(opts, {}, false);
-        const { key, secret, stored } = keyFile(command, 'create').create(opts.name, {
-          settings,
-          ...(opts.secret ? { secret: true } : {}),
-        });
+        const { key, secret, stored } = await withKeys(command, 'create', (store) =>
+          store.create(opts.name, {
+            settings,
+            ...(opts.secret ? { secret: true } : {}),
+          }),
+        );
         process.stdout.write(`${key}\n${secret === null ? '' : `${secret}\n`}`);
         process.stderr.write(
           `created key "${stored.name}" (${describeLimits(stored.settings)}${secret ? ', secret required' : ''}); ` +
-            `${secret ? 'the key and its secret are' : 'it is'} shown only now (the datadir keeps hashes)\n`,
+            `${secret ? 'the key and its secret are' : 'it is'} shown only now (only hashes are kept)\n`,
         );
       }),
     'keys create',
@@ -300,8 +385,8 @@ function addList(keys: Command, named: Named, datadirHelp: string): void {
       .command('list')
       .description('list the keys: name, first characters, dates, limits')
       .option('--datadir <dir>', datadirHelp)
-      .action((_opts, command: Command) => {
-        for (const k of keyFile(command, 'read').read()) {
+      .action(async (_opts, command: Command) => {
+        for (const k of await withKeys(command, 'read', (store) => store.read())) {
           process.stdout.write(
             `${k.name}\t${k.prefix}…\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}` +
               `\t${describeLimits(k.settings)}${k.secretSha256 ? '\tsecret' : ''}` +
@@ -321,8 +406,8 @@ function addShow(keys: Command, named: Named, datadirHelp: string): void {
       .argument('<key-or-name>')
       .option('--json', 'as JSON')
       .option('--datadir <dir>', datadirHelp)
-      .action((target: string, opts: { json?: boolean }, command: Command) => {
-        const k = keyFile(command, 'read').find(target);
+      .action(async (target: string, opts: { json?: boolean }, command: Command) => {
+        const k = await withKeys(command, 'read', (store) => store.find(target));
         process.stdout.write(opts.json ? `${JSON.stringify(publicKey(k), null, 2)}\n` : describeKey(k));
       }),
     'keys show',
@@ -343,15 +428,18 @@ function addUpdate(keys: Command, named: Named, datadirHelp: string): void {
     )
       .option('--datadir <dir>', datadirHelp)
       .action(
-        (target: string, opts: SettingFlags & { rename?: string; secret?: boolean }, command: Command) => {
-          const file = keyFile(command, 'change');
-          const current = file.find(target);
-          const settings = settingsOf(opts, current.settings ?? {}, true);
-          const { stored, secret } = file.update(target, {
-            settings,
-            ...(opts.secret === undefined ? {} : { secret: opts.secret }),
-            ...(opts.rename === undefined ? {} : { rename: opts.rename }),
-          });
+        async (
+          target: string,
+          opts: SettingFlags & { rename?: string; secret?: boolean },
+          command: Command,
+        ) => {
+          const { stored, secret } = await withKeys(command, 'change', (store) =>
+            store.update(target, (current) => ({
+              settings: settingsOf(opts, current.settings ?? {}, true),
+              ...(opts.secret === undefined ? {} : { secret: opts.secret }),
+              ...(opts.rename === undefined ? {} : { rename: opts.rename }),
+            })),
+          );
           if (secret !== null) process.stdout.write(`${secret}\n`);
           process.stderr.write(
             `updated key "${stored.name}"${secret ? '; its new secret is shown only now' : ''}\n`,
@@ -370,8 +458,8 @@ function addRevoke(keys: Command, named: Named, datadirHelp: string): void {
       .description('revoke a key, by the key or its name; running servers refuse it within a second')
       .argument('<key-or-name>')
       .option('--datadir <dir>', datadirHelp)
-      .action((target: string, _opts, command: Command) => {
-        const revoked = keyFile(command, 'change').revoke(target);
+      .action(async (target: string, _opts, command: Command) => {
+        const revoked = await withKeys(command, 'change', (store) => store.revoke(target));
         process.stdout.write(`revoked key "${revoked.name}"\n`);
       }),
     'keys revoke',
@@ -391,7 +479,7 @@ function addUsage(keys: Command, named: Named, datadirHelp: string): void {
       .option('--json', 'rows per minute as JSON')
       .option('--datadir <dir>', datadirHelp)
       .action(
-        (
+        async (
           target: string | undefined,
           opts: { since: string; perMinute?: boolean; json?: boolean },
           command: Command,
@@ -401,10 +489,11 @@ function addUsage(keys: Command, named: Named, datadirHelp: string): void {
           let rows = mergeRows(readUsage(datadir, since));
           if (target !== undefined) {
             // Every key that had this name (or is this key), revoked ones included, by its id.
-            const file = new KeyFile(datadir);
+            const known = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env)
+              ? await withKeys(command, 'read', (store) => store.read())
+              : new KeyFile(datadir).read();
             const ids = new Set(
-              file
-                .read()
+              known
                 .filter((k) => k.name === target || k.sha256 === hashKey(target))
                 .map((k) => keyId(k.sha256)),
             );

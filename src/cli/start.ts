@@ -6,6 +6,7 @@ import { toHex } from '../primitives/hex.ts';
 import { apiProcessStop, StartFailure } from '../processes.ts';
 import { Service, type Started, type StartPlan } from '../service.ts';
 import { redactUrl } from '../upstream/client.ts';
+import { addDatabaseOptions, type DatabaseFlags } from './databaseFlags.ts';
 import { collect, DATADIR_HELP, type Named } from './flags.ts';
 import { DEFAULT_SHUTDOWN_SECONDS, type StartOptions, startPlan } from './startFlags.ts';
 
@@ -31,16 +32,17 @@ export function addStartCommand(root: Command, named: Named): void {
     .option(
       '--redis <url>',
       'keep the limits of keys in this Redis (redis://host:port/db), shared by every process and host using it',
-    )
+    );
+  addDatabaseOptions(start, true)
     .option(
       '--operator-token <token>',
       'serve the operator dashboard at /dashboard to whoever gives this token (also $ETHTRACE_OPERATOR_TOKEN)',
     )
-    .action((opts: StartOptions) => startCommand(opts));
+    .action((opts: StartOptions & DatabaseFlags) => startCommand(opts));
   named(start, 'start');
 }
 
-async function startCommand(o: StartOptions): Promise<void> {
+async function startCommand(o: StartOptions & DatabaseFlags): Promise<void> {
   const plan = startPlan(o, process.env);
   const service = new Service(plan);
   await service.check();

@@ -6,6 +6,7 @@ import { LOG_LEVELS, type LogLevel } from '../observe/log.ts';
 import type { StartPlan } from '../service.ts';
 import { DEFAULT_UPSTREAM_LIMITS } from '../upstream/client.ts';
 import type { UpstreamConfig } from '../upstream/open.ts';
+import { type DatabaseFlags, databasePlan } from './databaseFlags.ts';
 import { positive, wholeNumber } from './flags.ts';
 
 /**
@@ -78,7 +79,7 @@ export interface StartOptions {
 }
 
 /** The plan of `start`'s flags and the environment ($ETHTRACE_API_KEYS, $ETHTRACE_OPERATOR_TOKEN). */
-export function startPlan(o: StartOptions, env: NodeJS.ProcessEnv): StartPlan {
+export function startPlan(o: StartOptions & DatabaseFlags, env: NodeJS.ProcessEnv): StartPlan {
   const limits = limitsOf(o);
   const port = /^[0-9]+$/.test(o.port) ? Number(o.port) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -126,6 +127,7 @@ export function startPlan(o: StartOptions, env: NodeJS.ProcessEnv): StartPlan {
     follow,
     processes,
     redis: o.redis ?? null,
+    database: databasePlan(o, env),
     operatorToken: operatorTokenOf(o.operatorToken ?? env.ETHTRACE_OPERATOR_TOKEN),
     auth: o.auth,
     apiKeys: [...o.apiKey, ...(env.ETHTRACE_API_KEYS ?? '').split(',')]

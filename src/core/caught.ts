@@ -26,6 +26,11 @@ export const CAUGHT_SITES = [
   'lock-file-removal',
   /** A stop whose goodbye to Redis failed: the connection is dropped anyway (src/service.ts). */
   'redis-quit',
+  /**
+   * A PostgreSQL connection that failed outside a request: an idle one the server dropped, the keys'
+   * LISTEN connection lost, a pool that did not close cleanly (src/store/postgres/).
+   */
+  'postgres-connection',
 ] as const;
 
 export type CaughtSite = (typeof CAUGHT_SITES)[number];

@@ -32,6 +32,8 @@ export interface MetricSources {
   follow?: () => { head: bigint | null; upstream: bigint | null };
   /** Limits shared with other processes (src/transport/access/ledger.ts LeasingLedger.health). */
   sharedLimits?: () => { up: boolean; outages: number; unchecked: number };
+  /** Keys kept in a shared database (src/transport/keyStore.ts KeyMirror, and its pool's timeouts). */
+  keysDatabase?: () => { up: boolean; outages: number; failedReads: number; statementTimeouts: number };
 }
 
 /** The call as a gate sees it (src/rpc/envelope.ts CallInfo): only the method is read. */
@@ -189,6 +191,7 @@ export class Metrics {
   /** The parts read at scrape time (given once the app holding them is built). */
   readFrom(sources: MetricSources): void {
     if (sources.sharedLimits && !this.sources.sharedLimits) this.sharedLimitsGauges();
+    if (sources.keysDatabase && !this.sources.keysDatabase) this.keysDatabaseGauges();
     this.sources = { ...this.sources, ...sources };
   }
 
@@ -227,6 +230,49 @@ export class Metrics {
         if (shared) this.set(shared.unchecked);
       },
     });
+  }
+
+  /** Made only for a process whose keys are in a shared database (`--database`). */
+  private keysDatabaseGauges(): void {
+    const registers = [this.registry];
+    const sources = () => this.sources;
+    const gauge = (
+      name: string,
+      help: string,
+      value: (k: NonNullable<ReturnType<NonNullable<MetricSources['keysDatabase']>>>) => number,
+      aggregator?: 'min',
+    ) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        ...(aggregator ? { aggregator } : {}),
+        collect() {
+          const keys = sources().keysDatabase?.();
+          if (keys) this.set(value(keys));
+        },
+      });
+    gauge(
+      'ethtrace_keys_database_up',
+      'Whether the keys database answers and its changes are heard: 1, or 0 while the keys last read are served',
+      (k) => (k.up ? 1 : 0),
+      'min',
+    );
+    gauge(
+      'ethtrace_keys_database_outages_total',
+      'Times the keys database was lost (each outage once, as it began)',
+      (k) => k.outages,
+    );
+    gauge(
+      'ethtrace_keys_database_failed_reads_total',
+      'Re-reads of the keys from the database that failed (the keys known are kept)',
+      (k) => k.failedReads,
+    );
+    gauge(
+      'ethtrace_database_statement_timeouts_total',
+      'Statements the database cut at the statement timeout (--database-statement-timeout)',
+      (k) => k.statementTimeouts,
+    );
   }
 
   /** The Prometheus text of every metric. */

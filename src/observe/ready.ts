@@ -27,6 +27,11 @@ export interface ReadinessSources {
    * balancer at once for what limits exist to prevent.
    */
   sharedLimitsProblem?: () => string | null;
+  /**
+   * Keys kept in a shared database (`--database`): why it cannot be reached, or null. Degraded, not
+   * unready: the keys known are still served from memory; only changes wait for it.
+   */
+  keysProblem?: () => string | null;
 }
 
 export interface Probe {
@@ -65,12 +70,14 @@ export async function readiness(sources: ReadinessSources): Promise<Probe> {
   if (upstream !== null) reasons.push(`the upstream cannot be reached: ${upstream}`);
   const follow = sources.followProblem?.() ?? null;
   if (follow !== null) reasons.push(`following stopped: ${follow}`);
-  const limits = sources.sharedLimitsProblem?.() ?? null;
+  const degraded = [sources.sharedLimitsProblem?.() ?? null, sources.keysProblem?.() ?? null].filter(
+    (problem) => problem !== null,
+  );
   const facts = {
     head: head === null ? null : Number(head.number),
     headAgeSeconds: age,
-    ...(limits !== null ? { degraded: [limits] } : {}),
+    ...(degraded.length > 0 ? { degraded } : {}),
   };
   if (reasons.length > 0) return { status: 503, body: { status: 'not ready', reasons, ...facts } };
-  return { status: 200, body: { status: limits === null ? 'ready' : 'degraded', ...facts } };
+  return { status: 200, body: { status: degraded.length === 0 ? 'ready' : 'degraded', ...facts } };
 }

@@ -133,18 +133,9 @@ export class KeyFile {
       if (keys.some((k) => k.name === finalName && !k.revokedAt)) {
         throw new UserError(`a key named "${finalName}" already exists`);
       }
-      // 32 hex characters, the shape of an Infura project id.
-      const key = randomBytes(16).toString('hex');
-      const stored: StoredKey = {
-        name: finalName,
-        prefix: key.slice(0, 6),
-        sha256: hashKey(key),
-        createdAt: new Date().toISOString(),
-        ...(change.settings && Object.keys(change.settings).length > 0 ? { settings: change.settings } : {}),
-      };
-      const secret = change.secret ? newSecret(stored) : null;
-      keys.push(stored);
-      return { key, secret, stored };
+      const made = newKey(finalName, change);
+      keys.push(made.stored);
+      return made;
     });
   }
 
@@ -166,17 +157,8 @@ export class KeyFile {
       if (change.rename !== undefined && change.rename !== target.name) {
         if (keys.some((k) => k.name === change.rename && !k.revokedAt))
           throw new UserError(`a key named "${change.rename}" already exists`);
-        target.name = change.rename;
       }
-      if (change.settings) {
-        if (Object.keys(change.settings).length > 0) target.settings = change.settings;
-        else delete target.settings;
-      }
-      let secret: string | null = null;
-      if (change.secret === true) secret = newSecret(target);
-      if (change.secret === false) delete target.secretSha256;
-      target.updatedAt = new Date().toISOString();
-      return { stored: target, secret };
+      return { stored: target, secret: applyChange(target, change) };
     });
   }
 
@@ -191,9 +173,44 @@ export class KeyFile {
   }
 }
 
-function findActive(keys: StoredKey[], keyOrName: string): StoredKey | undefined {
+export function findActive(keys: readonly StoredKey[], keyOrName: string): StoredKey | undefined {
   const digest = hashKey(keyOrName);
   return keys.find((k) => !k.revokedAt && (k.sha256 === digest || k.name === keyOrName));
+}
+
+/** A new key named `name`: the key and its secret (returned to be shown once) and the entry kept. */
+export function newKey(
+  name: string,
+  change: KeyChange,
+): { key: string; secret: string | null; stored: StoredKey } {
+  // 32 hex characters, the shape of an Infura project id.
+  const key = randomBytes(16).toString('hex');
+  const stored: StoredKey = {
+    name,
+    prefix: key.slice(0, 6),
+    sha256: hashKey(key),
+    createdAt: new Date().toISOString(),
+    ...(change.settings && Object.keys(change.settings).length > 0 ? { settings: change.settings } : {}),
+  };
+  const secret = change.secret ? newSecret(stored) : null;
+  return { key, secret, stored };
+}
+
+/**
+ * Applies `change` to an active key in place (a new name is the caller's to check is free); returns
+ * the new secret, shown once, or null.
+ */
+export function applyChange(target: StoredKey, change: KeyChange): string | null {
+  if (change.rename !== undefined) target.name = change.rename;
+  if (change.settings) {
+    if (Object.keys(change.settings).length > 0) target.settings = change.settings;
+    else delete target.settings;
+  }
+  let secret: string | null = null;
+  if (change.secret === true) secret = newSecret(target);
+  if (change.secret === false) delete target.secretSha256;
+  target.updatedAt = new Date().toISOString();
+  return secret;
 }
 
 /** A new secret for `stored` (32 random bytes, hex), kept as its hash; returned to be shown once. */
@@ -236,7 +253,9 @@ export type KeyCheck = { ok: true; entry: KeyEntry } | { ok: false; problem: 'un
 
 /**
  * Decides whether a key may use the service: keys given at start-up (flags, environment) plus the
- * active keys of the datadir's keys file, which is re-read when it changes.
+ * active keys of the datadir's keys file, which is re-read when it changes, or of the shared
+ * database (`--database`), which src/transport/keyStore.ts KeyMirror hands it as they change.
+ * Either way a request is answered from memory.
  */
 export class KeyRing {
   private readonly digests = new Map<string, string>();
@@ -244,6 +263,7 @@ export class KeyRing {
   private readonly staticEntries = new Map<string, KeyEntry>();
   private fileStamp = '';
   private lastCheck = 0;
+  private readonly changeListeners = new Set<() => void>();
 
   constructor(
     staticDigests: ReadonlySet<string>,
@@ -343,19 +363,39 @@ export class KeyRing {
     }
     if (stamp === this.fileStamp) return;
     this.fileStamp = stamp;
-    const entries = new Map<string, KeyEntry>();
-    for (const k of this.file.read()) {
-      if (k.revokedAt) continue;
-      entries.set(k.sha256, {
-        id: keyId(k.sha256),
-        name: k.name,
-        settings: k.settings,
-        limits: limitsOf(k.settings),
-        secretSha256: k.secretSha256 ?? null,
-      });
-    }
-    this.fileEntries = entries;
+    this.fileEntries = entriesOf(this.file.read());
   }
+
+  /**
+   * The stored keys, all of them, from the shared database: replaces what was known, and tells the
+   * listeners (the server closes the sockets of keys no longer accepted at once).
+   */
+  setStored(keys: readonly StoredKey[]): void {
+    this.fileEntries = entriesOf(keys);
+    for (const listener of this.changeListeners) listener();
+  }
+
+  /** Calls `listener` after each `setStored`; returns how to stop. */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+}
+
+/** The active keys of `keys` by their hash. */
+function entriesOf(keys: readonly StoredKey[]): Map<string, KeyEntry> {
+  const entries = new Map<string, KeyEntry>();
+  for (const k of keys) {
+    if (k.revokedAt) continue;
+    entries.set(k.sha256, {
+      id: keyId(k.sha256),
+      name: k.name,
+      settings: k.settings,
+      limits: limitsOf(k.settings),
+      secretSha256: k.secretSha256 ?? null,
+    });
+  }
+  return entries;
 }
 
 /** The password of a `Basic` Authorization header, or null. */

@@ -144,6 +144,7 @@ export class RpcServer {
   /** Open WebSockets by the key that opened them, so revoking a key closes them. */
   private readonly byKey = new Map<string, Set<WebSocket>>();
   private keyCheck: NodeJS.Timeout | null = null;
+  private stopKeyWatch: (() => void) | null = null;
   /** Bodies being answered (HTTP requests and WebSocket messages), which a graceful stop waits for. */
   private inFlight = 0;
   /** Told when a body is answered or a new connection sends its request or goes: a stop looks again. */
@@ -219,6 +220,8 @@ export class RpcServer {
       // keep flowing: sockets of revoked keys are looked for as often as the keys file is.
       this.keyCheck = setInterval(() => this.closeRevoked(keys), KEY_RELOAD_MS);
       this.keyCheck.unref();
+      // Keys from the shared database arrive as they change: their sockets are closed then, not at the next check.
+      this.stopKeyWatch = keys.onChange(() => this.closeRevoked(keys));
     }
   }
 
@@ -251,6 +254,7 @@ export class RpcServer {
     if (this.listenerClosed !== null) return;
     this.draining = true;
     if (this.keyCheck !== null) clearInterval(this.keyCheck);
+    this.stopKeyWatch?.();
     for (const res of this.answering) if (!res.headersSent) res.shouldKeepAlive = false;
     // Emitted once the listener is closed and the last connection has ended.
     this.allClosed = new Promise((resolve) => this.http.once('close', () => resolve()));
