@@ -3,6 +3,7 @@ import { UserError } from '../core/errors.ts';
 import { checkExistingDatadir, prepareDatadir, resolveDatadir } from '../store/datadir.ts';
 import { PostgresKeyTable } from '../store/postgres/keys.ts';
 import { openPostgres } from '../store/postgres/pool.ts';
+import { readUsageRows } from '../store/postgres/usage.ts';
 import {
   ALLOW_KINDS,
   type AllowKind,
@@ -13,7 +14,13 @@ import {
   type KeySettings,
   KIND_NAMES,
 } from '../transport/access/settings.ts';
-import { mergeRows, readUsage, totalsOf, type UsageRow } from '../transport/access/usage.ts';
+import {
+  mergeRows,
+  readUsage,
+  totalsOf,
+  type UsageRow,
+  type UsageStatus,
+} from '../transport/access/usage.ts';
 import { hashKey, KeyFile, keyId, type StoredKey } from '../transport/apiKeys.ts';
 import { DatabaseKeyStore, FileKeyStore, type KeyStore } from '../transport/keyStore.ts';
 import { addDatabaseOptions, type DatabaseFlags, databasePlan } from './databaseFlags.ts';
@@ -471,27 +478,36 @@ function addUsage(keys: Command, named: Named, datadirHelp: string): void {
     keys
       .command('usage')
       .description(
-        'print the usage recorded by servers on this datadir: requests and credits per key, method and status',
+        'print the usage recorded by servers on this datadir, or with --database by every host of the service: requests and credits per key, method and status',
       )
       .argument('[key-or-name]', 'only this key')
       .option('--since <duration>', 'how far back: 15m, 1h, 24h, 7d', '24h')
       .option('--per-minute', 'a line per minute instead of totals')
       .option('--json', 'rows per minute as JSON')
+      .option('--host <name>', 'with --database: only the usage this host served')
       .option('--datadir <dir>', datadirHelp)
       .action(
         async (
           target: string | undefined,
-          opts: { since: string; perMinute?: boolean; json?: boolean },
+          opts: { since: string; perMinute?: boolean; json?: boolean; host?: string },
           command: Command,
         ) => {
           const since = Date.now() - duration(opts.since);
-          const datadir = datadirFor(command, 'read');
-          let rows = mergeRows(readUsage(datadir, since));
+          const database = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env) !== null;
+          if (opts.host !== undefined && !database)
+            throw new UserError('--host needs --database: a datadir holds the usage of its own host only');
+          const { rows: all, known } = database
+            ? await withKeys(command, 'read', async (store) => ({
+                rows: await usageOfDatabase(command, since, opts.host),
+                known: target === undefined ? [] : await store.read(),
+              }))
+            : {
+                rows: mergeRows(readUsage(datadirFor(command, 'read'), since)) as HostRow[],
+                known: target === undefined ? [] : new KeyFile(datadirFor(command, 'read')).read(),
+              };
+          let rows = all;
           if (target !== undefined) {
             // Every key that had this name (or is this key), revoked ones included, by its id.
-            const known = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env)
-              ? await withKeys(command, 'read', (store) => store.read())
-              : new KeyFile(datadir).read();
             const ids = new Set(
               known
                 .filter((k) => k.name === target || k.sha256 === hashKey(target))
@@ -500,14 +516,46 @@ function addUsage(keys: Command, named: Named, datadirHelp: string): void {
             rows = rows.filter((r) => ids.has(r.keyId) || r.key === target);
           }
           rows.sort(
-            (a, b) => a.minute - b.minute || a.key.localeCompare(b.key) || a.method.localeCompare(b.method),
+            (a, b) =>
+              a.minute - b.minute ||
+              (a.host ?? '').localeCompare(b.host ?? '') ||
+              a.key.localeCompare(b.key) ||
+              a.method.localeCompare(b.method),
           );
+          const perMinute = opts.perMinute === true;
           if (opts.json) {
             const out = rows.map((r) => ({ ...r, minute: new Date(r.minute).toISOString() }));
             process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-          } else process.stdout.write(printUsage(rows, since, opts.perMinute === true));
+          } else if (!database) process.stdout.write(printUsage(rows, since, perMinute));
+          else if (opts.host !== undefined)
+            process.stdout.write(printUsage(rows, since, perMinute, true, ` of host ${opts.host}`));
+          else {
+            // The whole service (every host's rows of a minute added up), then each host's.
+            const service = mergeRows(rows.map(({ host: _host, ...row }) => row));
+            const hosts = new Set(rows.map((r) => r.host)).size;
+            process.stdout.write(
+              printUsage(service, since, perMinute, false, ` of the service (${hosts} hosts)`),
+            );
+            if (rows.length > 0)
+              process.stdout.write(`\n${printUsage(rows, since, perMinute, true, ' by host')}`);
+          }
         },
       ),
     'keys usage',
   );
+}
+
+/** The usage rows of the `--database` (of one host, or all), each with its host. */
+async function usageOfDatabase(
+  command: Command,
+  since: number,
+  host: string | undefined,
+): Promise<HostRow[]> {
+  const db = await databaseOf(command, 'keys usage');
+  try {
+    const rows = await readUsageRows(db, since, host === undefined ? {} : { host });
+    return rows.map((r) => ({ ...r, status: r.status as UsageStatus }));
+  } finally {
+    await db.close();
+  }
 }

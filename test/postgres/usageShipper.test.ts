@@ -4,7 +4,7 @@ import { caughtCounts } from '../../src/core/caught.ts';
 import { openPostgres, type Postgres } from '../../src/store/postgres/pool.ts';
 import { readUsageRows, writeUsageBatch } from '../../src/store/postgres/usage.ts';
 import { UsageBook } from '../../src/transport/access/usage.ts';
-import { type UsageSink, UsageShipper } from '../../src/transport/access/usageShipper.ts';
+import { UsageShipper, type UsageSink } from '../../src/transport/access/usageShipper.ts';
 import { type PgProxy, pgProxy } from '../support/pgProxy.ts';
 import { type TestDatabase, testDatabase } from '../support/postgres.ts';
 
@@ -45,15 +45,10 @@ describe('usage shipped to PostgreSQL', () => {
     viaProxy = await openPostgres(proxy.url(database.name), { connectTimeoutMs: 1000 });
   });
   after(async () => {
-    console.error('a');
     await viaProxy?.close();
-    console.error('b');
     await direct?.close();
-    console.error('c');
     await proxy?.close();
-    console.error('d');
     await database?.drop();
-    console.error('e');
   });
 
   it('adds a batch once when its acknowledgement was lost and it is sent again', async () => {
@@ -116,14 +111,11 @@ describe('usage shipped to PostgreSQL', () => {
     assert.equal(shipper.health().up, true);
     assert.equal(shipper.problem(), null);
     const rows = await readUsageRows(direct, 0, { host: 'host-b:8545' });
-    assert.deepEqual(
-      rows.map((r) => [r.method, r.requests, r.credits]).sort(),
-      [
-        ['eth_call', 1, 80],
-        ['eth_chainId', 2, 10],
-        ['eth_getLogs', 1, 255],
-      ],
-    );
+    assert.deepEqual(rows.map((r) => [r.method, r.requests, r.credits]).sort(), [
+      ['eth_call', 1, 80],
+      ['eth_chainId', 2, 10],
+      ['eth_getLogs', 1, 255],
+    ]);
     assert.equal(lines.filter((l) => /cannot be written/.test(l)).length, 1);
     assert.equal(lines.filter((l) => /written to .* again after/.test(l)).length, 1);
     await shipper.close();

@@ -182,3 +182,71 @@ export async function creditsSince(db: Postgres, keyId: string, from: number): P
   );
   return Number(result.rows[0]?.credits ?? 0);
 }
+
+/** One host's or one key's usage since 00:00 UTC, all hosts together for a key. */
+export interface UsageTotal {
+  name: string;
+  requests: number;
+  credits: number;
+}
+
+/** The whole service's usage today, by host and by key (name): what /metrics shows with `--database`. */
+export interface ServiceUsage {
+  /** 00:00 UTC of the day, ms. */
+  since: number;
+  hosts: UsageTotal[];
+  keys: UsageTotal[];
+}
+
+/**
+ * How long one reading of the service's usage serves /metrics: a scrape every few seconds from
+ * each of several scrapers then costs the database one aggregate query per this, not one each.
+ */
+export const SERVICE_USAGE_CACHE_MS = 5_000;
+
+/** Today's usage of the whole service, read at most once per SERVICE_USAGE_CACHE_MS. */
+export function serviceUsageOf(db: Postgres, now: () => number = Date.now): () => Promise<ServiceUsage> {
+  let cached: { at: number; value: Promise<ServiceUsage> } | null = null;
+  return () => {
+    const at = now();
+    if (cached && at - cached.at < SERVICE_USAGE_CACHE_MS) return cached.value;
+    const value = readServiceUsage(db, at);
+    const entry = { at, value };
+    cached = entry;
+    // A failed reading is not kept: the next scrape asks again.
+    value.catch((e: unknown) => {
+      if (cached === entry) cached = null;
+      return e;
+    });
+    return value;
+  };
+}
+
+async function readServiceUsage(db: Postgres, now: number): Promise<ServiceUsage> {
+  const since = now - (now % 86_400_000);
+  const result = await db.query<{
+    host: string;
+    key_id: string;
+    key_name: string;
+    requests: string;
+    credits: string;
+  }>(
+    `SELECT host, key_id, max(key_name) AS key_name, sum(requests)::text AS requests, sum(credits)::text AS credits
+     FROM usage_minutes WHERE minute >= $1 GROUP BY host, key_id`,
+    [new Date(since).toISOString()],
+  );
+  const hosts = new Map<string, UsageTotal>();
+  const keys = new Map<string, UsageTotal>();
+  for (const r of result.rows) {
+    for (const [map, name] of [
+      [hosts, r.host],
+      [keys, r.key_name],
+    ] as const) {
+      const t = map.get(name) ?? { name, requests: 0, credits: 0 };
+      t.requests += Number(r.requests);
+      t.credits += Number(r.credits);
+      map.set(name, t);
+    }
+  }
+  return { since, hosts: [...hosts.values()], keys: [...keys.values()] };
+}

@@ -94,7 +94,7 @@ export class RedisCounters implements SharedCounters {
   private async attempt(keyId: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
     const key = this.prefix + keyId;
     /** The day's spending from the database, once per exchange that finds the key missing. */
-    let baseline: { day: number; used: number } | null = null;
+    let baseline = null as { day: number; used: number } | null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       await this.redis.watch(key);
       try {
