@@ -134,6 +134,8 @@ export interface AppDeps {
   sharedLimitsProblem?: () => string | null;
   /** Keys kept in a shared database: why it cannot be reached, or null (`/ready`, degraded). */
   keysProblem?: () => string | null;
+  /** Usage recorded in a shared database: why it cannot be written, or null (`/ready`, degraded). */
+  usageProblem?: () => string | null;
   /** Following an upstream: its progress while it catches up, for eth_syncing (src/ingest/follower.ts). */
   syncing?: () => SyncProgress | null;
   /** Following an upstream: the follower's heads, for metrics and `/ready`. */
@@ -371,6 +373,7 @@ function probePages(
           ...(upstream ? { upstreamProblem: () => upstream.head.unreachable() } : {}),
           ...(deps.sharedLimitsProblem ? { sharedLimitsProblem: deps.sharedLimitsProblem } : {}),
           ...(deps.keysProblem ? { keysProblem: deps.keysProblem } : {}),
+          ...(deps.usageProblem ? { usageProblem: deps.usageProblem } : {}),
           ...(deps.follow
             ? {
                 followProblem: () => deps.follow?.().error?.message ?? null,

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { type App, type AppConfig, buildApp } from './app.ts';
 import type { DevAccount } from './chain/devChain.ts';
@@ -36,12 +37,14 @@ import { KeyNameTaken, PostgresKeyTable } from './store/postgres/keys.ts';
 import { Listener } from './store/postgres/listener.ts';
 import { KEYS_CHANNEL } from './store/postgres/migrations.ts';
 import { openPostgres, type Postgres, type PostgresSettings } from './store/postgres/pool.ts';
+import { creditsSince, serviceUsageOf, writeUsageBatch } from './store/postgres/usage.ts';
 import type { ChainStore } from './store/types.ts';
 import { type AccessControl, openAccessControl } from './transport/access/control.ts';
 import { IpcCounters } from './transport/access/ipcCounters.ts';
 import { LeasingLedger } from './transport/access/ledger.ts';
 import { connectRedis, RedisCounters } from './transport/access/redisCounters.ts';
 import type { KeySettings } from './transport/access/settings.ts';
+import { UsageShipper } from './transport/access/usageShipper.ts';
 import { KeyFile, KeyRing } from './transport/apiKeys.ts';
 import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
 import { DatabaseKeyStore, FileKeyStore, KeyMirror } from './transport/keyStore.ts';
@@ -90,6 +93,13 @@ export interface DatabasePlan {
   settings: Pick<PostgresSettings, 'poolSize' | 'connectTimeoutMs' | 'statementTimeoutMs'>;
   /** The full re-read of the keys, besides each change heard (src/transport/keyStore.ts KeyMirror). */
   keysRefreshMs: number;
+  /** Usage recorded in the database (src/transport/access/usageShipper.ts). */
+  usage: {
+    /** On every row; null: the machine's host name and the port listened on. */
+    hostName: string | null;
+    flushMs: number;
+    bufferRows: number;
+  };
 }
 
 /** Where a start listens (with --processes, where its API processes do). */
@@ -128,6 +138,7 @@ export class Service {
   private redis: Redis | null = null;
   private postgres: Postgres | null = null;
   private keyMirror: KeyMirror | null = null;
+  private usageShipper: UsageShipper | null = null;
   private primary: Primary | null = null;
 
   constructor(readonly plan: StartPlan) {
@@ -196,6 +207,8 @@ export class Service {
     await this.dev?.service.stop();
     await this.app?.close(abort ? {} : { deadlineMs: this.plan.shutdownMs });
     await this.access?.close();
+    // After the app: the requests it let finish are in the last batch.
+    await this.usageShipper?.close();
     await this.keyMirror?.close();
     await this.postgres
       ?.close()
@@ -402,6 +415,7 @@ export class Service {
         ...this.chainParts(),
         ...(ledger ? { sharedLimitsProblem: () => ledger.problem() } : {}),
         ...(mirror ? { keysProblem: () => mirror.problem() } : {}),
+        ...(postgres && policy ? { usageProblem: () => this.usageShipper?.problem() ?? null } : {}),
         ...(policy ? { gateFor: (request) => policy.gateFor(request), sockets: policy } : {}),
         ...(role === 'api' ? { cluster: clusterFigures(metrics) } : {}),
         ...this.dashboard(policy),
@@ -412,6 +426,7 @@ export class Service {
     const listening = await app.listen().catch((e: unknown) => {
       throw listenError(e, plan.app.host, plan.app.port);
     });
+    if (postgres && policy) this.shipUsage(postgres, policy, listening, metrics, log);
     if (role === 'api') {
       const part = app.dashboard;
       if (part)
@@ -425,6 +440,42 @@ export class Service {
   }
 
   /**
+   * Every host's usage in the database: this process's book, shipped in batches (usageShipper.ts),
+   * each row under this host's name (`--host-name`, else the machine's name and the port).
+   */
+  private shipUsage(
+    db: Postgres,
+    policy: AccessControl,
+    listening: Urls,
+    metrics: Metrics,
+    log: LogLine,
+  ): void {
+    const usage = (this.plan.database as DatabasePlan).usage;
+    const host = usage.hostName ?? `${hostname()}:${new URL(listening.httpUrl).port}`;
+    const shipper = new UsageShipper(
+      policy.book,
+      {
+        description: db.description,
+        write: async (batch) => {
+          await writeUsageBatch(db, batch);
+        },
+      },
+      {
+        host,
+        writer: `${host}/${process.pid}-${Date.now()}`,
+        flushMs: usage.flushMs,
+        maxRows: usage.bufferRows,
+        log,
+      },
+    );
+    this.usageShipper = shipper;
+    metrics.readFrom({
+      usageDatabase: () => shipper.health(),
+      serviceUsage: serviceUsageOf(db),
+    });
+  }
+
+  /**
    * Where the limits of keys shared with other processes are kept: in Redis, or with the primary of
    * `--processes`. An outage of the shared limits is told at warn, once as it begins and once as it ends.
    */
@@ -432,9 +483,16 @@ export class Service {
     const { redis } = this;
     const url = this.plan.redis;
     const warn = (line: string) => logger.warn(line);
+    const db = this.postgres;
     if (redis && url !== null)
       return new LeasingLedger(
-        new RedisCounters(redis, undefined, `redis ${redactUrl(url)}`),
+        // With the usage in the database, a Redis restarted empty gets each key's day back from it.
+        new RedisCounters(
+          redis,
+          undefined,
+          `redis ${redactUrl(url)}`,
+          db ? (keyId, from) => creditsSince(db, keyId, from) : undefined,
+        ),
         Date.now,
         warn,
       );

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { DatabasePlan } from '../service.ts';
 import { databaseUrl, POSTGRES_DEFAULTS } from '../store/postgres/pool.ts';
+import { USAGE_BUFFER_ROWS, USAGE_DB_FLUSH_MS } from '../transport/access/usageShipper.ts';
 import { positive } from './flags.ts';
 
 /**
@@ -13,6 +14,9 @@ export interface DatabaseFlags {
   databaseConnectTimeout?: string;
   databaseStatementTimeout?: string;
   keysRefresh?: string;
+  hostName?: string;
+  usageFlushInterval?: string;
+  usageBufferRows?: string;
 }
 
 export const DATABASE_HELP =
@@ -41,6 +45,18 @@ export function addDatabaseOptions(command: Command, server: boolean): Command {
       .option(
         '--keys-refresh <ms>',
         `re-read all the keys this often, besides each change heard as it is made (default ${DEFAULT_KEYS_REFRESH_MS})`,
+      )
+      .option(
+        '--host-name <name>',
+        "this host's name on the usage it records in the database (default: the machine's host name and the port)",
+      )
+      .option(
+        '--usage-flush-interval <ms>',
+        `write usage to the database this often: what a crashed host loses at most (default ${USAGE_DB_FLUSH_MS})`,
+      )
+      .option(
+        '--usage-buffer-rows <n>',
+        `rows of usage kept in memory while the database cannot be written; past it, usage is dropped and counted (default ${USAGE_BUFFER_ROWS})`,
       );
   return command;
 }
@@ -65,5 +81,10 @@ export function databasePlan(o: DatabaseFlags, env: NodeJS.ProcessEnv): Database
       ),
     },
     keysRefreshMs: positive('keys-refresh', o.keysRefresh, DEFAULT_KEYS_REFRESH_MS),
+    usage: {
+      hostName: o.hostName === undefined || o.hostName === '' ? null : o.hostName,
+      flushMs: positive('usage-flush-interval', o.usageFlushInterval, USAGE_DB_FLUSH_MS),
+      bufferRows: positive('usage-buffer-rows', o.usageBufferRows, USAGE_BUFFER_ROWS),
+    },
   };
 }

@@ -3,6 +3,7 @@ import { UserError } from '../core/errors.ts';
 import { checkExistingDatadir, prepareDatadir, resolveDatadir } from '../store/datadir.ts';
 import { PostgresKeyTable } from '../store/postgres/keys.ts';
 import { openPostgres } from '../store/postgres/pool.ts';
+import { readUsageRows } from '../store/postgres/usage.ts';
 import {
   ALLOW_KINDS,
   type AllowKind,
@@ -13,7 +14,13 @@ import {
   type KeySettings,
   KIND_NAMES,
 } from '../transport/access/settings.ts';
-import { mergeRows, readUsage, totalsOf, type UsageRow } from '../transport/access/usage.ts';
+import {
+  mergeRows,
+  readUsage,
+  totalsOf,
+  type UsageRow,
+  type UsageStatus,
+} from '../transport/access/usage.ts';
 import { hashKey, KeyFile, keyId, type StoredKey } from '../transport/apiKeys.ts';
 import { DatabaseKeyStore, FileKeyStore, type KeyStore } from '../transport/keyStore.ts';
 import { addDatabaseOptions, type DatabaseFlags, databasePlan } from './databaseFlags.ts';
@@ -190,13 +197,22 @@ function publicKey(k: StoredKey) {
   };
 }
 
-function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string {
-  if (rows.length === 0) return `no usage since ${new Date(since).toISOString()}\n`;
+/** A usage row, and with `--database` the host that served it. */
+type HostRow = UsageRow & { host?: string };
+
+/**
+ * The usage table: totals per key, method and status (with `byHost`, per host too, in a first
+ * column), or a line per minute; with `--database`, the service's totals are followed by each host's.
+ */
+function printUsage(rows: HostRow[], since: number, perMinute: boolean, byHost = false, title = ''): string {
+  if (rows.length === 0) return `no usage${title} since ${new Date(since).toISOString()}\n`;
+  const host = (r: HostRow) => (byHost ? [r.host ?? ''] : []);
   const table: string[][] = [];
   if (perMinute) {
-    table.push(['minute', 'key', 'method', 'status', 'requests', 'credits']);
+    table.push([...(byHost ? ['host'] : []), 'minute', 'key', 'method', 'status', 'requests', 'credits']);
     for (const r of rows)
       table.push([
+        ...host(r),
         new Date(r.minute).toISOString().slice(0, 16),
         r.key,
         r.method,
@@ -205,24 +221,51 @@ function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string
         String(r.credits),
       ]);
   } else {
-    table.push(['key', 'method', 'status', 'requests', 'credits']);
+    table.push([...(byHost ? ['host'] : []), 'key', 'method', 'status', 'requests', 'credits']);
     const byCall = new Map<
       string,
-      { key: string; method: string; status: string; requests: number; credits: number }
+      { host: string; key: string; method: string; status: string; requests: number; credits: number }
     >();
     for (const r of rows) {
-      const id = `${r.keyId}\u0000${r.method}\u0000${r.status}`;
-      const t = byCall.get(id) ?? { key: r.key, method: r.method, status: r.status, requests: 0, credits: 0 };
+      const h = byHost ? (r.host ?? '') : '';
+      const id = `${h}\u0000${r.keyId}\u0000${r.method}\u0000${r.status}`;
+      const t = byCall.get(id) ?? {
+        host: h,
+        key: r.key,
+        method: r.method,
+        status: r.status,
+        requests: 0,
+        credits: 0,
+      };
       t.requests += r.requests;
       t.credits += r.credits;
       byCall.set(id, t);
     }
     const sorted = [...byCall.values()].sort(
-      (a, b) => a.key.localeCompare(b.key) || b.credits - a.credits || a.method.localeCompare(b.method),
+      (a, b) =>
+        a.host.localeCompare(b.host) ||
+        a.key.localeCompare(b.key) ||
+        b.credits - a.credits ||
+        a.method.localeCompare(b.method),
     );
-    for (const t of sorted) table.push([t.key, t.method, t.status, String(t.requests), String(t.credits)]);
-    const keys = totalsOf(rows, 'key');
-    for (const k of keys) table.push([k.name, '(all)', '', String(k.requests), String(k.credits)]);
+    for (const t of sorted)
+      table.push([
+        ...(byHost ? [t.host] : []),
+        t.key,
+        t.method,
+        t.status,
+        String(t.requests),
+        String(t.credits),
+      ]);
+    const hosts = byHost ? [...new Set(rows.map((r) => r.host ?? ''))].sort() : [''];
+    for (const h of hosts) {
+      const keys = totalsOf(
+        rows.filter((r) => !byHost || (r.host ?? '') === h),
+        'key',
+      );
+      for (const k of keys)
+        table.push([...(byHost ? [h] : []), k.name, '(all)', '', String(k.requests), String(k.credits)]);
+    }
   }
   const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
   const lines = table.map((row) =>
@@ -231,7 +274,7 @@ function printUsage(rows: UsageRow[], since: number, perMinute: boolean): string
       .join('  ')
       .trimEnd(),
   );
-  return `usage since ${new Date(since).toISOString()}\n${lines.join('\n')}\n`;
+  return `usage${title} since ${new Date(since).toISOString()}\n${lines.join('\n')}\n`;
 }
 
 /** `ethtrace keys` and its subcommands, each on the keys of one datadir. */
@@ -435,27 +478,36 @@ function addUsage(keys: Command, named: Named, datadirHelp: string): void {
     keys
       .command('usage')
       .description(
-        'print the usage recorded by servers on this datadir: requests and credits per key, method and status',
+        'print the usage recorded by servers on this datadir, or with --database by every host of the service: requests and credits per key, method and status',
       )
       .argument('[key-or-name]', 'only this key')
       .option('--since <duration>', 'how far back: 15m, 1h, 24h, 7d', '24h')
       .option('--per-minute', 'a line per minute instead of totals')
       .option('--json', 'rows per minute as JSON')
+      .option('--host <name>', 'with --database: only the usage this host served')
       .option('--datadir <dir>', datadirHelp)
       .action(
         async (
           target: string | undefined,
-          opts: { since: string; perMinute?: boolean; json?: boolean },
+          opts: { since: string; perMinute?: boolean; json?: boolean; host?: string },
           command: Command,
         ) => {
           const since = Date.now() - duration(opts.since);
-          const datadir = datadirFor(command, 'read');
-          let rows = mergeRows(readUsage(datadir, since));
+          const database = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env) !== null;
+          if (opts.host !== undefined && !database)
+            throw new UserError('--host needs --database: a datadir holds the usage of its own host only');
+          const { rows: all, known } = database
+            ? await withKeys(command, 'read', async (store) => ({
+                rows: await usageOfDatabase(command, since, opts.host),
+                known: target === undefined ? [] : await store.read(),
+              }))
+            : {
+                rows: mergeRows(readUsage(datadirFor(command, 'read'), since)) as HostRow[],
+                known: target === undefined ? [] : new KeyFile(datadirFor(command, 'read')).read(),
+              };
+          let rows = all;
           if (target !== undefined) {
             // Every key that had this name (or is this key), revoked ones included, by its id.
-            const known = databasePlan(command.optsWithGlobals<DatabaseFlags>(), process.env)
-              ? await withKeys(command, 'read', (store) => store.read())
-              : new KeyFile(datadir).read();
             const ids = new Set(
               known
                 .filter((k) => k.name === target || k.sha256 === hashKey(target))
@@ -464,14 +516,46 @@ function addUsage(keys: Command, named: Named, datadirHelp: string): void {
             rows = rows.filter((r) => ids.has(r.keyId) || r.key === target);
           }
           rows.sort(
-            (a, b) => a.minute - b.minute || a.key.localeCompare(b.key) || a.method.localeCompare(b.method),
+            (a, b) =>
+              a.minute - b.minute ||
+              (a.host ?? '').localeCompare(b.host ?? '') ||
+              a.key.localeCompare(b.key) ||
+              a.method.localeCompare(b.method),
           );
+          const perMinute = opts.perMinute === true;
           if (opts.json) {
             const out = rows.map((r) => ({ ...r, minute: new Date(r.minute).toISOString() }));
             process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-          } else process.stdout.write(printUsage(rows, since, opts.perMinute === true));
+          } else if (!database) process.stdout.write(printUsage(rows, since, perMinute));
+          else if (opts.host !== undefined)
+            process.stdout.write(printUsage(rows, since, perMinute, true, ` of host ${opts.host}`));
+          else {
+            // The whole service (every host's rows of a minute added up), then each host's.
+            const service = mergeRows(rows.map(({ host: _host, ...row }) => row));
+            const hosts = new Set(rows.map((r) => r.host)).size;
+            process.stdout.write(
+              printUsage(service, since, perMinute, false, ` of the service (${hosts} hosts)`),
+            );
+            if (rows.length > 0)
+              process.stdout.write(`\n${printUsage(rows, since, perMinute, true, ' by host')}`);
+          }
         },
       ),
     'keys usage',
   );
+}
+
+/** The usage rows of the `--database` (of one host, or all), each with its host. */
+async function usageOfDatabase(
+  command: Command,
+  since: number,
+  host: string | undefined,
+): Promise<HostRow[]> {
+  const db = await databaseOf(command, 'keys usage');
+  try {
+    const rows = await readUsageRows(db, since, host === undefined ? {} : { host });
+    return rows.map((r) => ({ ...r, status: r.status as UsageStatus }));
+  } finally {
+    await db.close();
+  }
 }

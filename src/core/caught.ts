@@ -15,6 +15,11 @@ export const CAUGHT_SITES = [
   'upstream-newheads-message',
   /** A usage line that is not a row, or a usage file that cannot be read (src/transport/access/usage.ts). */
   'usage-line',
+  /**
+   * Usage dropped because the rows waiting for the usage database filled their bound
+   * (src/transport/access/usageShipper.ts); counted in requests.
+   */
+  'usage-dropped',
   /** The free space of the store's disk cannot be told: writes go ahead unchecked (src/store/errors.ts). */
   'disk-free-space',
   /** A lock file (the datadir's writer lock, the keys file's lock) that exists but cannot be removed. */

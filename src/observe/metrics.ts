@@ -34,6 +34,16 @@ export interface MetricSources {
   sharedLimits?: () => { up: boolean; outages: number; unchecked: number };
   /** Keys kept in a shared database (src/transport/keyStore.ts KeyMirror, and its pool's timeouts). */
   keysDatabase?: () => { up: boolean; outages: number; failedReads: number; statementTimeouts: number };
+  /** This process's usage shipped to the database (src/transport/access/usageShipper.ts). */
+  usageDatabase?: () => { up: boolean; buffered: number; dropped: number; flushes: number; outages: number };
+  /**
+   * The whole service's usage today, by host and by key name, from the database (cached there for a
+   * few seconds: src/store/postgres/usage.ts serviceUsageOf).
+   */
+  serviceUsage?: () => Promise<{
+    hosts: Array<{ name: string; requests: number; credits: number }>;
+    keys: Array<{ name: string; requests: number; credits: number }>;
+  }>;
 }
 
 /** The call as a gate sees it (src/rpc/envelope.ts CallInfo): only the method is read. */
@@ -192,6 +202,7 @@ export class Metrics {
   readFrom(sources: MetricSources): void {
     if (sources.sharedLimits && !this.sources.sharedLimits) this.sharedLimitsGauges();
     if (sources.keysDatabase && !this.sources.keysDatabase) this.keysDatabaseGauges();
+    if (sources.usageDatabase && !this.sources.usageDatabase) this.usageDatabaseGauges();
     this.sources = { ...this.sources, ...sources };
   }
 
@@ -272,6 +283,95 @@ export class Metrics {
       'ethtrace_database_statement_timeouts_total',
       'Statements the database cut at the statement timeout (--database-statement-timeout)',
       (k) => k.statementTimeouts,
+    );
+  }
+
+  /** Made only for a process whose usage goes to a shared database (`--database`). */
+  private usageDatabaseGauges(): void {
+    const registers = [this.registry];
+    const sources = () => this.sources;
+    type Health = NonNullable<ReturnType<NonNullable<MetricSources['usageDatabase']>>>;
+    const gauge = (name: string, help: string, value: (h: Health) => number, aggregator?: 'min') =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        ...(aggregator ? { aggregator } : {}),
+        collect() {
+          const health = sources().usageDatabase?.();
+          if (health) this.set(value(health));
+        },
+      });
+    gauge(
+      'ethtrace_usage_database_up',
+      'Whether usage is written to the database: 1, or 0 while it waits in memory',
+      (h) => (h.up ? 1 : 0),
+      'min',
+    );
+    gauge(
+      'ethtrace_usage_database_buffered_rows',
+      'Rows of usage waiting to be written to the database (--usage-buffer-rows bounds them)',
+      (h) => h.buffered,
+    );
+    gauge(
+      'ethtrace_usage_database_dropped_requests_total',
+      'Requests whose usage was dropped because the rows waiting for the database reached their bound',
+      (h) => h.dropped,
+    );
+    gauge(
+      'ethtrace_usage_database_flushes_total',
+      'Batches of usage written to the database',
+      (h) => h.flushes,
+    );
+    gauge(
+      'ethtrace_usage_database_outages_total',
+      'Times usage could not be written to the database (each outage once, as it began)',
+      (h) => h.outages,
+    );
+    // The service's figures are the same in every process: combined as the largest, not added.
+    const service = (
+      name: string,
+      help: string,
+      label: 'host' | 'key',
+      part: 'hosts' | 'keys',
+      field: 'requests' | 'credits',
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers,
+        aggregator: 'max',
+        async collect() {
+          this.reset();
+          const read = sources().serviceUsage;
+          if (!read) return;
+          // A database that cannot be read leaves the series out of this scrape; its outage is told
+          // by ethtrace_usage_database_up and the log.
+          const usage = await read().catch(() => null);
+          for (const t of usage?.[part] ?? []) this.set({ [label]: t.name }, t[field]);
+        },
+      });
+    service(
+      'ethtrace_service_requests_today',
+      'Requests since 00:00 UTC on each host of the service, from the usage database',
+      'host',
+      'hosts',
+      'requests',
+    );
+    service(
+      'ethtrace_service_credits_today',
+      'Credits since 00:00 UTC on each host of the service, from the usage database',
+      'host',
+      'hosts',
+      'credits',
+    );
+    service(
+      'ethtrace_service_key_credits_today',
+      "Credits since 00:00 UTC of each key (by name) on all the service's hosts, from the usage database",
+      'key',
+      'keys',
+      'credits',
     );
   }
 

@@ -32,6 +32,11 @@ export interface ReadinessSources {
    * unready: the keys known are still served from memory; only changes wait for it.
    */
   keysProblem?: () => string | null;
+  /**
+   * Usage recorded in a shared database: why it cannot be written, or null. Degraded, not unready:
+   * requests are served and their usage waits in memory (within a bound) until it can be written.
+   */
+  usageProblem?: () => string | null;
 }
 
 export interface Probe {
@@ -70,9 +75,11 @@ export async function readiness(sources: ReadinessSources): Promise<Probe> {
   if (upstream !== null) reasons.push(`the upstream cannot be reached: ${upstream}`);
   const follow = sources.followProblem?.() ?? null;
   if (follow !== null) reasons.push(`following stopped: ${follow}`);
-  const degraded = [sources.sharedLimitsProblem?.() ?? null, sources.keysProblem?.() ?? null].filter(
-    (problem) => problem !== null,
-  );
+  const degraded = [
+    sources.sharedLimitsProblem?.() ?? null,
+    sources.keysProblem?.() ?? null,
+    sources.usageProblem?.() ?? null,
+  ].filter((problem) => problem !== null);
   const facts = {
     head: head === null ? null : Number(head.number),
     headAgeSeconds: age,

@@ -36,7 +36,7 @@ describe('PostgreSQL migrations', () => {
       );
       assert.deepEqual(
         tables.rows.map((r) => r.tablename),
-        ['api_keys', 'schema_migrations'],
+        ['api_keys', 'schema_migrations', 'usage_flushes', 'usage_minutes'],
       );
     } finally {
       await Promise.all(opened.map((p) => p.close()));

@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { USAGE_SCHEMA } from './usage.ts';
 
 /**
  * The schema of the shared database, as numbered steps applied in order, each once. Every process
@@ -43,6 +44,8 @@ export const MIGRATIONS: readonly Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION ethtrace_keys_notify();
     `,
   },
+  // Usage of every host, per minute (./usage.ts), and the batches taken, so that none is added twice.
+  { version: 2, name: 'usage', sql: USAGE_SCHEMA },
 ];
 
 /**

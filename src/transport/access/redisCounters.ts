@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterSettled, metElsewhere } from '../../core/caught.ts';
 import { UserError } from '../../core/errors.ts';
 import { redactUrl } from '../../core/url.ts';
-import type { KeyLimits } from './bucket.ts';
+import { type KeyLimits, utcDay } from './bucket.ts';
 import {
   applyExchange,
   type ExchangeAsk,
@@ -45,16 +45,29 @@ export class RedisCounters implements SharedCounters {
    */
   private failure: Error | null = null;
 
+  /** Day counters rebuilt from the usage database, since this client began. */
+  rebuilt = 0;
+
+  /**
+   * `dayBaseline`: credits a key spent today (from `dayStart`, ms) on every host, as the usage
+   * database has them (`--database`). Asked when a key's state is missing from Redis, so that a
+   * Redis restarted empty (or flushed) does not hand every key a fresh day: the day count starts
+   * from what the database says was spent. It lags the traffic by the hosts' unshipped usage (at most
+   * a flush interval each, usageShipper.ts) and misses the reservations not spent yet, so a key may
+   * get that much more of its day, never less. Its failure fails the exchange (the ledger admits, as
+   * for Redis down) and the next exchange asks again.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'ethtrace:limits:',
     readonly description = 'redis',
+    private readonly dayBaseline?: (keyId: string, dayStart: number) => Promise<number>,
   ) {}
 
   exchange(keyId: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
     return this.queued(() => {
       if (this.failure !== null) throw this.failure;
-      return this.attempt(this.prefix + keyId, ask, limits);
+      return this.attempt(keyId, ask, limits);
     });
   }
 
@@ -78,17 +91,33 @@ export class RedisCounters implements SharedCounters {
     return done;
   }
 
-  private async attempt(key: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
+  private async attempt(keyId: string, ask: ExchangeAsk, limits: KeyLimits): Promise<ExchangeResult> {
+    const key = this.prefix + keyId;
+    /** The day's spending from the database, once per exchange that finds the key missing. */
+    let baseline = null as { day: number; used: number } | null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       await this.redis.watch(key);
       try {
         const [raw, [seconds, micros]] = await Promise.all([this.redis.get(key), this.redis.time()]);
         const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-        const state: SharedKeyState = raw === null ? newKeyState(limits, now) : JSON.parse(raw);
+        let state: SharedKeyState;
+        if (raw !== null) state = JSON.parse(raw);
+        else {
+          state = newKeyState(limits, now);
+          if (this.dayBaseline) {
+            const day = utcDay(now);
+            if (baseline?.day !== day)
+              baseline = { day, used: await this.dayBaseline(keyId, day * 86_400_000) };
+            state.day.used = baseline.used;
+          }
+        }
         const result = applyExchange(state, ask, limits, now);
         const done = await this.redis.multi().set(key, JSON.stringify(state), 'PX', STATE_TTL_MS).exec();
         // null: the key changed after WATCH; compute again on the new state, after a random pause.
-        if (done !== null) return result;
+        if (done !== null) {
+          if (raw === null && (baseline?.used ?? 0) > 0) this.rebuilt++;
+          return result;
+        }
         const pause = Math.random() * Math.min(MAX_PAUSE_MS, 2 ** attempt);
         await new Promise((resolve) => setTimeout(resolve, pause));
       } catch (e) {

@@ -111,6 +111,8 @@ export class UsageBook {
   private readonly methods: ReadonlySet<string>;
   /** Counts every record, so a writer can tell whether anything changed since it last wrote. */
   changes = 0;
+  /** Hears every record as kept (its minute, labels and counts): a shared store's shipper (usageShipper.ts). */
+  private readonly taps: Array<(row: UsageRow) => void> = [];
 
   /**
    * `methods`: the names kept as they are (the served method table, src/app.ts); others are
@@ -183,6 +185,12 @@ export class UsageBook {
     row.requests += requests;
     row.credits += credits;
     row.key = key;
+    for (const tap of this.taps) tap({ minute, keyId, key, method, status, requests, credits });
+  }
+
+  /** Hands every record from now on to `listener`, with the labels the book kept it under. */
+  tap(listener: (row: UsageRow) => void): void {
+    this.taps.push(listener);
   }
 
   /** Every row since `since` (ms), oldest minute first. */

@@ -1,0 +1,252 @@
+import type { Postgres } from './pool.ts';
+
+/**
+ * Usage of every host in PostgreSQL (`--database`): one row per minute, host, key, method and status
+ * (`usage_minutes`), added to by batches (src/transport/access/usageShipper.ts), and the batches
+ * taken so far (`usage_flushes`), so that a batch sent twice is added once.
+ */
+
+/** The schema, one migration (src/store/postgres/migrations.ts runs it once, in order). */
+export const USAGE_SCHEMA = `
+CREATE TABLE usage_minutes (
+  minute timestamptz NOT NULL,
+  key_id text NOT NULL,
+  host text NOT NULL,
+  method text NOT NULL,
+  status text NOT NULL,
+  key_name text NOT NULL,
+  requests bigint NOT NULL,
+  credits bigint NOT NULL,
+  PRIMARY KEY (key_id, minute, host, method, status)
+);
+CREATE INDEX usage_minutes_by_minute ON usage_minutes (minute);
+CREATE TABLE usage_flushes (
+  writer text NOT NULL,
+  seq bigint NOT NULL,
+  host text NOT NULL,
+  rows integer NOT NULL,
+  at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (writer, seq)
+);
+`;
+
+/** A row as stored: the minute (ms since the epoch), the host that served it, and its counts. */
+export interface StoredUsageRow {
+  minute: number;
+  host: string;
+  keyId: string;
+  key: string;
+  method: string;
+  status: string;
+  requests: number;
+  credits: number;
+}
+
+export interface StoredBatch {
+  host: string;
+  writer: string;
+  seq: number;
+  rows: ReadonlyArray<Omit<StoredUsageRow, 'host'>>;
+}
+
+/**
+ * A flush's records are kept this long: long enough for any retry of a batch (a writer retries
+ * its unacknowledged batch every flush, and a process lives no longer than its writer name).
+ */
+const FLUSH_RECORDS_KEPT = '2 days';
+/** Every this many batches of a writer, its flush records past FLUSH_RECORDS_KEPT are removed. */
+const PRUNE_EVERY = 1000;
+
+/**
+ * Adds a batch's counts, once: the batch's (writer, seq) is recorded in the same transaction, and a
+ * batch already recorded adds nothing. 'already' when it was (an acknowledgement lost before).
+ * Rows are upserted in key order, so two processes of one host adding to the same rows wait for
+ * each other rather than deadlock.
+ */
+export async function writeUsageBatch(db: Postgres, batch: StoredBatch): Promise<'written' | 'already'> {
+  const rows = [...batch.rows].sort(
+    (a, b) =>
+      cmp(a.keyId, b.keyId) || a.minute - b.minute || cmp(a.method, b.method) || cmp(a.status, b.status),
+  );
+  const client = await db.pool.connect();
+  // A connection lost while checked out (a server restarted mid-flush) is an 'error' event on the
+  // client, which the pool only listens for while the client is idle: unheard, it would end the
+  // process. The statement under way fails with the same error, and that failure is what is thrown.
+  let lost: Error | undefined;
+  const onLost = (e: Error) => {
+    lost = e;
+  };
+  client.on('error', onLost);
+  try {
+    await client.query('BEGIN');
+    const flush = await client.query(
+      'INSERT INTO usage_flushes (writer, seq, host, rows) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+      [batch.writer, batch.seq, batch.host, rows.length],
+    );
+    if (flush.rowCount === 0) {
+      await client.query('ROLLBACK');
+      return 'already';
+    }
+    await client.query(
+      `INSERT INTO usage_minutes (minute, key_id, host, method, status, key_name, requests, credits)
+       SELECT m, k, $3, me, s, n, r, c
+       FROM unnest($1::timestamptz[], $2::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
+         AS t(m, k, me, s, n, r, c)
+       ON CONFLICT (key_id, minute, host, method, status) DO UPDATE SET
+         requests = usage_minutes.requests + EXCLUDED.requests,
+         credits = usage_minutes.credits + EXCLUDED.credits,
+         key_name = EXCLUDED.key_name`,
+      [
+        rows.map((r) => new Date(r.minute).toISOString()),
+        rows.map((r) => r.keyId),
+        batch.host,
+        rows.map((r) => r.method),
+        rows.map((r) => r.status),
+        rows.map((r) => r.key),
+        rows.map((r) => r.requests),
+        rows.map((r) => r.credits),
+      ],
+    );
+    if (batch.seq % PRUNE_EVERY === 0)
+      await client.query(
+        `DELETE FROM usage_flushes WHERE writer = $1 AND at < now() - interval '${FLUSH_RECORDS_KEPT}'`,
+        [batch.writer],
+      );
+    await client.query('COMMIT');
+    return 'written';
+  } catch (e) {
+    lost ??= e as Error;
+    throw e;
+  } finally {
+    client.off('error', onLost);
+    // Any failure drops the connection rather than return it mid-transaction: the next flush opens
+    // another (and a retry of this batch finds whether it was committed, see UsageShipper).
+    client.release(lost);
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+interface RowOut {
+  minute: string;
+  host: string;
+  key_id: string;
+  key_name: string;
+  method: string;
+  status: string;
+  requests: string;
+  credits: string;
+}
+
+/** Rows of minutes that end after `since` (ms), of one host or all, oldest first. */
+export async function readUsageRows(
+  db: Postgres,
+  since: number,
+  filter: { host?: string; keyIds?: readonly string[] } = {},
+): Promise<StoredUsageRow[]> {
+  const params: unknown[] = [new Date(since - 60_000).toISOString()];
+  let where = 'minute > $1';
+  if (filter.host !== undefined) {
+    params.push(filter.host);
+    where += ` AND host = $${params.length}`;
+  }
+  if (filter.keyIds !== undefined) {
+    params.push(filter.keyIds);
+    where += ` AND key_id = ANY($${params.length}::text[])`;
+  }
+  const result = await db.query<RowOut>(
+    `SELECT (extract(epoch FROM minute) * 1000)::bigint::text AS minute, host, key_id, key_name, method,
+            status, requests::text, credits::text
+     FROM usage_minutes WHERE ${where} ORDER BY minute, host, key_id, method, status`,
+    params,
+  );
+  return result.rows.map((r) => ({
+    minute: Number(r.minute),
+    host: r.host,
+    keyId: r.key_id,
+    key: r.key_name,
+    method: r.method,
+    status: r.status,
+    requests: Number(r.requests),
+    credits: Number(r.credits),
+  }));
+}
+
+/** Credits a key has spent since `from` (ms) on every host: what its day's ledger is rebuilt from. */
+export async function creditsSince(db: Postgres, keyId: string, from: number): Promise<number> {
+  const result = await db.query<{ credits: string }>(
+    'SELECT coalesce(sum(credits), 0)::text AS credits FROM usage_minutes WHERE key_id = $1 AND minute >= $2',
+    [keyId, new Date(from).toISOString()],
+  );
+  return Number(result.rows[0]?.credits ?? 0);
+}
+
+/** One host's or one key's usage since 00:00 UTC, all hosts together for a key. */
+export interface UsageTotal {
+  name: string;
+  requests: number;
+  credits: number;
+}
+
+/** The whole service's usage today, by host and by key (name): what /metrics shows with `--database`. */
+export interface ServiceUsage {
+  /** 00:00 UTC of the day, ms. */
+  since: number;
+  hosts: UsageTotal[];
+  keys: UsageTotal[];
+}
+
+/**
+ * How long one reading of the service's usage serves /metrics: a scrape every few seconds from
+ * each of several scrapers then costs the database one aggregate query per this, not one each.
+ */
+export const SERVICE_USAGE_CACHE_MS = 5_000;
+
+/** Today's usage of the whole service, read at most once per SERVICE_USAGE_CACHE_MS. */
+export function serviceUsageOf(db: Postgres, now: () => number = Date.now): () => Promise<ServiceUsage> {
+  let cached: { at: number; value: Promise<ServiceUsage> } | null = null;
+  return () => {
+    const at = now();
+    if (cached && at - cached.at < SERVICE_USAGE_CACHE_MS) return cached.value;
+    const value = readServiceUsage(db, at);
+    const entry = { at, value };
+    cached = entry;
+    // A failed reading is not kept: the next scrape asks again.
+    value.catch((e: unknown) => {
+      if (cached === entry) cached = null;
+      return e;
+    });
+    return value;
+  };
+}
+
+async function readServiceUsage(db: Postgres, now: number): Promise<ServiceUsage> {
+  const since = now - (now % 86_400_000);
+  const result = await db.query<{
+    host: string;
+    key_id: string;
+    key_name: string;
+    requests: string;
+    credits: string;
+  }>(
+    `SELECT host, key_id, max(key_name) AS key_name, sum(requests)::text AS requests, sum(credits)::text AS credits
+     FROM usage_minutes WHERE minute >= $1 GROUP BY host, key_id`,
+    [new Date(since).toISOString()],
+  );
+  const hosts = new Map<string, UsageTotal>();
+  const keys = new Map<string, UsageTotal>();
+  for (const r of result.rows) {
+    for (const [map, name] of [
+      [hosts, r.host],
+      [keys, r.key_name],
+    ] as const) {
+      const t = map.get(name) ?? { name, requests: 0, credits: 0 };
+      t.requests += Number(r.requests);
+      t.credits += Number(r.credits);
+      map.set(name, t);
+    }
+  }
+  return { since, hosts: [...hosts.values()], keys: [...keys.values()] };
+}
