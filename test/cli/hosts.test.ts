@@ -31,6 +31,9 @@ const CREDITS_PER_SECOND = 400;
 /** eth_chainId's credits (src/transport/access/credits.ts): small, so a second holds 80 of them. */
 const CHAIN_ID_CREDITS = 5;
 
+/** Each host's name on the usage it records (`--host-name`). */
+const hostName = (index: number) => ['--host-name', `host-${'abc'[index]}`];
+
 interface Answer {
   host: number;
   /** ms since the load began, when the answer arrived. */
@@ -186,7 +189,7 @@ describe('three hosts sharing one database and one Redis', () => {
     // A key before the first start, as an operator makes them: on a database without keys each
     // host would make a "default" key of its own at start, and hosts starting at once race on it.
     await createKey(db(), 'operator', []);
-    hosts = await startHosts(datadirs, ['--redis', redis.url, ...db(), '--log-level', 'warn']);
+    hosts = await startHosts(datadirs, ['--redis', redis.url, ...db(), '--log-level', 'warn'], hostName);
   });
   after(async () => {
     await hosts?.stop();
@@ -296,6 +299,16 @@ describe('three hosts sharing one database and one Redis', () => {
     const rows = await usageWhen(database.url, 'usage-across', chainId + blockNumber, FLUSH_WAIT_MS);
     assert.equal(requestsIn(rows, 'eth_chainId'), chainId, JSON.stringify(rows));
     assert.equal(requestsIn(rows, 'eth_blockNumber'), blockNumber, JSON.stringify(rows));
+    // Each host's own share, as it recorded it (the probes were one eth_chainId on each).
+    hosts.hosts.forEach((_, i) => {
+      const own = rows.filter((r) => r.host === hostName(i)[1]);
+      const probe = requestsIn(probes.filter((r) => r.host === hostName(i)[1]));
+      assert.equal(
+        requestsIn(own),
+        probe + (sent[i]?.chainId ?? 0) + (sent[i]?.blockNumber ?? 0),
+        hostName(i)[1],
+      );
+    });
     // Nothing more comes later: each request was recorded once.
     await sleep(3_000);
     assert.equal(requestsIn(await usageOf(database.url, 'usage-across')), chainId + blockNumber);
@@ -303,6 +316,7 @@ describe('three hosts sharing one database and one Redis', () => {
 });
 
 interface UsageRow {
+  host: string;
   method: string;
   status: string;
   requests: number;
@@ -356,14 +370,11 @@ describe('three hosts while their PostgreSQL restarts', () => {
     [redis, database] = await Promise.all([startRedis(), testDatabase(server.url)]);
     const datadirs = await conformanceDatadirs(dir.path, 3);
     await createKey(['--database', database.url], 'operator', []);
-    hosts = await startHosts(datadirs, [
-      '--redis',
-      redis.url,
-      '--database',
-      database.url,
-      '--log-level',
-      'warn',
-    ]);
+    hosts = await startHosts(
+      datadirs,
+      ['--redis', redis.url, '--database', database.url, '--log-level', 'warn'],
+      hostName,
+    );
   });
   after(async () => {
     await hosts?.stop();

@@ -124,12 +124,17 @@ export interface Hosts {
 }
 
 /**
- * `ethtrace start --port 0 --datadir D_i SHARED EXTRA` for each datadir, at once. `shared` holds
- * what every host of a deployment is given alike (--redis, --database).
+ * `ethtrace start --port 0 --datadir D_i SHARED OWN(i)` for each datadir, at once. `shared` holds
+ * what every host of a deployment is given alike (--redis, --database), `own` what is its own
+ * (--host-name).
  */
-export async function startHosts(datadirs: string[], shared: string[], extra: string[] = []): Promise<Hosts> {
+export async function startHosts(
+  datadirs: string[],
+  shared: string[],
+  own: (index: number) => string[] = () => [],
+): Promise<Hosts> {
   const started = await Promise.allSettled(
-    datadirs.map((datadir) => serveCli(['--datadir', datadir, ...shared, ...extra])),
+    datadirs.map((datadir, i) => serveCli(['--datadir', datadir, ...shared, ...own(i)])),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = started.find((s) => s.status === 'rejected');
