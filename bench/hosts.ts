@@ -3,14 +3,13 @@
 //     the datadir: one host, a cheap method (eth_chainId, then eth_blockNumber) at 16 connections
 //     through a key with settings (credits per second and per day high enough never to refuse, so
 //     every check runs and none says no), --log-level warn. Requests per second and server CPU per
-//     answer; goal: within 5% of the datadir's throughput. Runs only where `start` has --database.
+//     answer, best of BENCH_ROUNDS alternated runs; goal: within 5% of the datadir's throughput.
 //  2. Three hosts against one on eth_chainId through that key, every host given the same --redis
-//     (a private redis-server) and --database (when there is one): the same 16 connections, on one
+//     (a private redis-server) and --database: the same 16 connections, on one
 //     host or spread over three (a load generator each). Requests per second and the ratio. On a
 //     machine of few cores the hosts share them with each other and with the load generators, so the
 //     ratio says what a host costs here, not what more machines would give.
-// (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS)
-import { copyFileSync } from 'node:fs';
+// (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_ROUNDS: runs of each configuration of 1, alternated, best kept)
 import { join } from 'node:path';
 import { runCli } from '../test/support/cli.ts';
 import { conformanceDatadirs, hostsDir, type PrivateRedis, startRedis } from '../test/support/hosts.ts';
@@ -21,6 +20,8 @@ import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from
 
 const CONNECTIONS = 16;
 const GOAL_OVERHEAD = 0.05;
+/** Runs of each configuration in part 1, alternated; the best of each is kept. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SETTINGS = ['--credits-per-second', '100000000', '--credits-per-day', '1000000000000'];
 
 const log = progressLog();
@@ -44,12 +45,6 @@ async function createKey(where: string[]): Promise<string> {
   const made = await runCli(['keys', 'create', ...where, '--name', 'bench', ...SETTINGS]);
   if (made.code !== 0) throw new Error(made.stderr);
   return made.stdout.split('\n')[0]?.trim() ?? '';
-}
-
-/** Whether this build's `start` takes --database (issue 23's PostgreSQL). */
-async function hasDatabase(): Promise<boolean> {
-  const help = await runCli(['start', '--help']);
-  return /--database\b/.test(help.stdout);
 }
 
 interface Cell {
@@ -96,14 +91,13 @@ async function main(): Promise<void> {
     log(machineLine());
     const [one, two, three] = await conformanceDatadirs(work.path, 3);
     if (!one || !two || !three) throw new Error('no datadirs');
-    const withDatabase = await hasDatabase();
     redis = await startRedis();
-    if (withDatabase) database = await testDatabase();
+    database = await testDatabase();
     const datadirKey = await createKey(['--datadir', one]);
-    const dbKey = database ? await createKey(['--database', database.url]) : null;
+    const dbKey = await createKey(['--database', database.url]);
 
     out.push(`1. keys and usage in PostgreSQL against the datadir: one host, ${CONNECTIONS} connections`);
-    if (database && dbKey !== null) {
+    {
       out.push(
         `${'method'.padEnd(16)} datadir req/s  postgres req/s   ratio   CPU ms/answer datadir → postgres`,
       );
@@ -111,14 +105,22 @@ async function main(): Promise<void> {
       let sumPostgres = 0;
       for (const method of ['eth_chainId', 'eth_blockNumber']) {
         const body = rpcBody(method, []);
-        log(`${method}: keys in the datadir`);
-        const local = await startHost(one, [], datadirKey);
-        const [a] = await drive([local], body, CONNECTIONS);
-        await local.child.stop();
-        log(`${method}: keys and usage in PostgreSQL`);
-        const pg = await startHost(one, ['--database', database.url], dbKey);
-        const [b] = await drive([pg], body, CONNECTIONS);
-        await pg.child.stop();
+        // Alternated, best of ROUNDS each: on a machine shared with other work, a window that got
+        // fewer cores than the other would otherwise read as the cost of PostgreSQL.
+        let a: Cell | undefined;
+        let b: Cell | undefined;
+        for (let round = 1; round <= ROUNDS; round++) {
+          log(`${method}: keys in the datadir (round ${round})`);
+          const local = await startHost(one, [], datadirKey);
+          const [x] = await drive([local], body, CONNECTIONS);
+          await local.child.stop();
+          log(`${method}: keys and usage in PostgreSQL (round ${round})`);
+          const pg = await startHost(one, ['--database', database.url], dbKey);
+          const [y] = await drive([pg], body, CONNECTIONS);
+          await pg.child.stop();
+          if (x && (!a || x.result.requestsPerSecond > a.result.requestsPerSecond)) a = x;
+          if (y && (!b || y.result.requestsPerSecond > b.result.requestsPerSecond)) b = y;
+        }
         if (!a || !b) throw new Error('no result');
         sumDatadir += a.result.requestsPerSecond;
         sumPostgres += b.result.requestsPerSecond;
@@ -130,12 +132,11 @@ async function main(): Promise<void> {
       out.push(
         `cost of PostgreSQL: ${(overhead * 100).toFixed(1)}% of throughput — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
       );
-    } else out.push('   not run: this build has no --database');
+    }
 
-    // The same key on every host: in the database, or copied into each datadir.
-    const shared = ['--redis', redis.url, ...(database ? ['--database', database.url] : [])];
-    const key = dbKey ?? datadirKey;
-    if (!database) for (const d of [two, three]) copyFileSync(join(one, 'keys.json'), join(d, 'keys.json'));
+    // The same key on every host, from the database.
+    const shared = ['--redis', redis.url, '--database', database.url];
+    const key = dbKey;
     const body = rpcBody('eth_chainId', []);
     out.push(
       '',
