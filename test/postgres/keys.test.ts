@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import WebSocket from 'ws';
 import { collect, runCli, startCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
@@ -317,5 +318,62 @@ describe('the keys database unreachable or lost', () => {
       assert.match(lines[0]?.msg ?? '', /the keys known are served, changes wait for it$/);
       assert.match(lines[1]?.msg ?? '', / is back: changes apply again$/);
     });
+  });
+});
+
+describe('a slow keys database', () => {
+  const dir = tempDir('ethtrace-pgkeys-slow-');
+  let db: TestDatabase;
+  let server: CliServer;
+  let base = '';
+  let key = '';
+  before(async () => {
+    db = await testDatabase();
+    key = (await cli(['keys', 'create', '--name', 'known', '--database', db.url])).trim();
+    server = await serveCli([
+      '--datadir',
+      dir.path,
+      '--database',
+      db.url,
+      '--database-statement-timeout',
+      '200',
+      '--keys-refresh',
+      '300',
+      '--log-level',
+      'warn',
+    ]);
+    base = server.url.replace(/\/v3\/[^/]+$/, '');
+  });
+  after(async () => {
+    if (server) await stopDev(server.child);
+    await db?.drop();
+    dir.cleanup();
+  });
+
+  it('has its statements cut at the statement timeout and counted, while the keys known are served', async () => {
+    const timeouts = async () =>
+      sample(await (await fetch(`${base}/metrics`)).text(), 'ethtrace_database_statement_timeouts_total');
+    assert.equal(await timeouts(), 0);
+    // Another session holds the table: every re-read of the keys waits on it, until the timeout.
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+      await firstSeen(async () => ((await timeouts()) ?? 0) >= 2);
+      const probe = (await (await fetch(`${base}/ready`)).json()) as { status: string; degraded?: string[] };
+      assert.equal(probe.status, 'degraded');
+      assert.match(
+        probe.degraded?.[0] ?? '',
+        /its keys cannot be read \(canceling statement due to statement timeout\)/,
+      );
+      assert.equal((await postJson(`${base}/v3/${key}`, req('eth_chainId'))).status, 200);
+      await locker.query('ROLLBACK');
+      await firstSeen(
+        async () => ((await (await fetch(`${base}/ready`)).json()) as { status: string }).status === 'ready',
+      );
+    } finally {
+      await locker.end();
+    }
   });
 });
