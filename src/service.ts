@@ -351,7 +351,11 @@ export class Service {
       (line) => logger.warn(line),
     );
     this.keyMirror = mirror;
-    await mirror.start((events) => new Listener(db.settings, KEYS_CHANNEL, events));
+    await mirror
+      .start((events) => new Listener(db.settings, KEYS_CHANNEL, events))
+      .catch((e: unknown) => {
+        throw new UserError(`--database ${db.description}: its keys cannot be read (${describeForLog(e)})`);
+      });
   }
 
   /**
