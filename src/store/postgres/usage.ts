@@ -6,30 +6,6 @@ import type { Postgres } from './pool.ts';
  * taken so far (`usage_flushes`), so that a batch sent twice is added once.
  */
 
-/** The schema, one migration (src/store/postgres/migrations.ts runs it once, in order). */
-export const USAGE_SCHEMA = `
-CREATE TABLE usage_minutes (
-  minute timestamptz NOT NULL,
-  key_id text NOT NULL,
-  host text NOT NULL,
-  method text NOT NULL,
-  status text NOT NULL,
-  key_name text NOT NULL,
-  requests bigint NOT NULL,
-  credits bigint NOT NULL,
-  PRIMARY KEY (key_id, minute, host, method, status)
-);
-CREATE INDEX usage_minutes_by_minute ON usage_minutes (minute);
-CREATE TABLE usage_flushes (
-  writer text NOT NULL,
-  seq bigint NOT NULL,
-  host text NOT NULL,
-  rows integer NOT NULL,
-  at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (writer, seq)
-);
-`;
-
 /** A row as stored: the minute (ms since the epoch), the host that served it, and its counts. */
 export interface StoredUsageRow {
   minute: number;
