@@ -226,3 +226,62 @@ async function readServiceUsage(db: Postgres, now: number): Promise<ServiceUsage
   }
   return { since, hosts: [...hosts.values()], keys: [...keys.values()] };
 }
+
+/** One host's usage over a range: what the dashboard's hosts table shows. */
+export interface HostUsage {
+  host: string;
+  requests: number;
+  credits: number;
+  /** Answered with a JSON-RPC error. */
+  errors: number;
+  /** Refused by a key's limits or allow-lists. */
+  refused: number;
+}
+
+/**
+ * Each host's usage over the last `rangeMs`, every host of the service, read at most once per
+ * SERVICE_USAGE_CACHE_MS for each range (the dashboard asks every 5 s from each open page).
+ */
+export function hostsUsageOf(
+  db: Postgres,
+  now: () => number = Date.now,
+): (rangeMs: number) => Promise<HostUsage[]> {
+  const cached = new Map<number, { at: number; value: Promise<HostUsage[]> }>();
+  return (rangeMs) => {
+    const at = now();
+    const hit = cached.get(rangeMs);
+    if (hit && at - hit.at < SERVICE_USAGE_CACHE_MS) return hit.value;
+    const value = readHostsUsage(db, at - rangeMs);
+    const entry = { at, value };
+    cached.set(rangeMs, entry);
+    // A failed reading is not kept: the next request asks again.
+    value.catch((e: unknown) => {
+      if (cached.get(rangeMs) === entry) cached.delete(rangeMs);
+      return e;
+    });
+    return value;
+  };
+}
+
+async function readHostsUsage(db: Postgres, since: number): Promise<HostUsage[]> {
+  const result = await db.query<{
+    host: string;
+    requests: string;
+    credits: string;
+    errors: string;
+    refused: string;
+  }>(
+    `SELECT host, sum(requests)::text AS requests, sum(credits)::text AS credits,
+            coalesce(sum(requests) FILTER (WHERE status <> 'ok' AND status NOT LIKE 'refused-%'), 0)::text AS errors,
+            coalesce(sum(requests) FILTER (WHERE status LIKE 'refused-%'), 0)::text AS refused
+     FROM usage_minutes WHERE minute > $1 GROUP BY host ORDER BY host`,
+    [new Date(since - 60_000).toISOString()],
+  );
+  return result.rows.map((r) => ({
+    host: r.host,
+    requests: Number(r.requests),
+    credits: Number(r.credits),
+    errors: Number(r.errors),
+    refused: Number(r.refused),
+  }));
+}
