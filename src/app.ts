@@ -31,7 +31,7 @@ import type { ChainStore } from './store/types.ts';
 import type { UsageBook } from './transport/access/usage.ts';
 import type { KeyRing } from './transport/apiKeys.ts';
 import { dashboardRoutes } from './transport/dashboard/http.ts';
-import type { DashboardSnapshot } from './transport/dashboard/snapshot.ts';
+import type { DashboardSnapshot, HostTotals } from './transport/dashboard/snapshot.ts';
 import { DashboardSource } from './transport/dashboard/source.ts';
 import { combineGates } from './transport/gate.ts';
 import {
@@ -111,6 +111,8 @@ export interface DashboardConfig {
   book: UsageBook | null;
   /** Every API process's snapshot, when several serve the port; this process's alone otherwise. */
   gather?: (now: number, since: number) => Promise<DashboardSnapshot[]>;
+  /** With `--database`: each host's usage over a range, from the database (the whole service). */
+  service?: (rangeMs: number) => Promise<HostTotals[]>;
 }
 
 /** What the app serves and with whom it shares its parts (the rest of `ethtrace start`, or a test). */
@@ -447,6 +449,7 @@ function serverOf(
             token: deps.dashboard.token,
             source: dashboard,
             ...(deps.dashboard.gather ? { gather: deps.dashboard.gather } : {}),
+            ...(deps.dashboard.service ? { service: deps.dashboard.service } : {}),
           }),
         }
       : {}),

@@ -37,7 +37,7 @@ import { KeyNameTaken, PostgresKeyTable } from './store/postgres/keys.ts';
 import { Listener } from './store/postgres/listener.ts';
 import { KEYS_CHANNEL } from './store/postgres/migrations.ts';
 import { openPostgres, type Postgres, type PostgresSettings } from './store/postgres/pool.ts';
-import { creditsSince, serviceUsageOf, writeUsageBatch } from './store/postgres/usage.ts';
+import { creditsSince, hostsUsageOf, serviceUsageOf, writeUsageBatch } from './store/postgres/usage.ts';
 import type { ChainStore } from './store/types.ts';
 import { type AccessControl, openAccessControl } from './transport/access/control.ts';
 import { IpcCounters } from './transport/access/ipcCounters.ts';
@@ -537,6 +537,8 @@ export class Service {
       dashboard: {
         token,
         book: policy?.book ?? null,
+        // The whole service's hosts, from the usage database.
+        ...(this.postgres && policy ? { service: hostsUsageOf(this.postgres) } : {}),
         ...(this.role === 'api'
           ? {
               gather: async (now: number, since: number) =>

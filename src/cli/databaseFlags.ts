@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { DatabasePlan } from '../service.ts';
 import { databaseUrl, POSTGRES_DEFAULTS } from '../store/postgres/pool.ts';
-import { USAGE_BUFFER_ROWS, USAGE_DB_FLUSH_MS } from '../transport/access/usageShipper.ts';
+import { USAGE_BUFFER_ROWS, USAGE_DB_FLUSH_MS } from '../transport/access/usage.ts';
 import { positive } from './flags.ts';
 
 /**

@@ -135,7 +135,8 @@ describe('usage of several hosts in PostgreSQL (the machine server, a database o
   });
 
   it('adds up, across hosts, to the requests sent: per host, key, method and status', async () => {
-    const a = await host(db.url, dirs[0]?.path ?? '', ['--host-name', 'host-a']);
+    const token = 'operator-token-0123456789';
+    const a = await host(db.url, dirs[0]?.path ?? '', ['--host-name', 'host-a', '--operator-token', token]);
     const b = await host(db.url, dirs[1]?.path ?? '');
     const expected = new Map<string, number>();
     const count = (h: string, key: string, method: string, status: string, n = 1) => {
@@ -170,6 +171,40 @@ describe('usage of several hosts in PostgreSQL (the machine server, a database o
           count(name, keyName, 'other', '-32601');
         }
       }
+      // The dashboard and /metrics of host A show both hosts, from the database (within a flush).
+      const sent = (h: string) =>
+        [...expected].filter(([id]) => id.startsWith(`${h}|`)).reduce((n, [, c]) => n + c, 0);
+      type Data = { service?: { hosts: Array<{ host: string; requests: number }>; error: string | null } };
+      let data: Data = {};
+      for (let i = 0; i < 50; i++) {
+        data = (await (
+          await fetch(`${a.base}/dashboard/data?range=15m`, { headers: { authorization: `Bearer ${token}` } })
+        ).json()) as Data;
+        if (data.service?.hosts.reduce((n, h) => n + h.requests, 0) === sent('host-a') + sent(hostB)) break;
+        await sleep(200);
+      }
+      assert.deepEqual(
+        data.service?.hosts.map((h) => [h.host, h.requests]).sort(),
+        [
+          ['host-a', sent('host-a')],
+          [hostB, sent(hostB)],
+        ].sort(),
+      );
+      let metrics = '';
+      for (let i = 0; i < 40; i++) {
+        metrics = await (await fetch(`${a.base}/metrics`)).text();
+        if (metrics.includes(`ethtrace_service_requests_today{host="${hostB}"} ${sent(hostB)}\n`)) break;
+        await sleep(250);
+      }
+      assert.match(
+        metrics,
+        new RegExp(`\nethtrace_service_requests_today{host="host-a"} ${sent('host-a')}\n`),
+      );
+      assert.ok(
+        metrics.includes(`ethtrace_service_requests_today{host="${hostB}"} ${sent(hostB)}\n`),
+        metrics,
+      );
+      assert.match(metrics, /\nethtrace_usage_database_up 1\n/);
     } finally {
       // A clean stop ships what the last interval held.
       assert.equal(await stopDev(a.child), 0);

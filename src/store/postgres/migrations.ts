@@ -1,5 +1,4 @@
 import type { PoolClient } from 'pg';
-import { USAGE_SCHEMA } from './usage.ts';
 
 /**
  * The schema of the shared database, as numbered steps applied in order, each once. Every process
@@ -44,8 +43,35 @@ export const MIGRATIONS: readonly Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION ethtrace_keys_notify();
     `,
   },
-  // Usage of every host, per minute (./usage.ts), and the batches taken, so that none is added twice.
-  { version: 2, name: 'usage', sql: USAGE_SCHEMA },
+  {
+    version: 2,
+    name: 'usage',
+    // Usage of every host, per minute (./usage.ts), and the batches taken (writer, sequence), so that
+    // a batch sent again is added once. The key comes first in the primary key: a key's day (the
+    // Redis ledger rebuilt) is one range of it; the service's day reads the minute index.
+    sql: `
+      CREATE TABLE usage_minutes (
+        minute timestamptz NOT NULL,
+        key_id text NOT NULL,
+        host text NOT NULL,
+        method text NOT NULL,
+        status text NOT NULL,
+        key_name text NOT NULL,
+        requests bigint NOT NULL,
+        credits bigint NOT NULL,
+        PRIMARY KEY (key_id, minute, host, method, status)
+      );
+      CREATE INDEX usage_minutes_by_minute ON usage_minutes (minute);
+      CREATE TABLE usage_flushes (
+        writer text NOT NULL,
+        seq bigint NOT NULL,
+        host text NOT NULL,
+        rows integer NOT NULL,
+        at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (writer, seq)
+      );
+    `,
+  },
 ];
 
 /**

@@ -6,30 +6,6 @@ import type { Postgres } from './pool.ts';
  * taken so far (`usage_flushes`), so that a batch sent twice is added once.
  */
 
-/** The schema, one migration (src/store/postgres/migrations.ts runs it once, in order). */
-export const USAGE_SCHEMA = `
-CREATE TABLE usage_minutes (
-  minute timestamptz NOT NULL,
-  key_id text NOT NULL,
-  host text NOT NULL,
-  method text NOT NULL,
-  status text NOT NULL,
-  key_name text NOT NULL,
-  requests bigint NOT NULL,
-  credits bigint NOT NULL,
-  PRIMARY KEY (key_id, minute, host, method, status)
-);
-CREATE INDEX usage_minutes_by_minute ON usage_minutes (minute);
-CREATE TABLE usage_flushes (
-  writer text NOT NULL,
-  seq bigint NOT NULL,
-  host text NOT NULL,
-  rows integer NOT NULL,
-  at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (writer, seq)
-);
-`;
-
 /** A row as stored: the minute (ms since the epoch), the host that served it, and its counts. */
 export interface StoredUsageRow {
   minute: number;
@@ -249,4 +225,63 @@ async function readServiceUsage(db: Postgres, now: number): Promise<ServiceUsage
     }
   }
   return { since, hosts: [...hosts.values()], keys: [...keys.values()] };
+}
+
+/** One host's usage over a range: what the dashboard's hosts table shows. */
+export interface HostUsage {
+  host: string;
+  requests: number;
+  credits: number;
+  /** Answered with a JSON-RPC error. */
+  errors: number;
+  /** Refused by a key's limits or allow-lists. */
+  refused: number;
+}
+
+/**
+ * Each host's usage over the last `rangeMs`, every host of the service, read at most once per
+ * SERVICE_USAGE_CACHE_MS for each range (the dashboard asks every 5 s from each open page).
+ */
+export function hostsUsageOf(
+  db: Postgres,
+  now: () => number = Date.now,
+): (rangeMs: number) => Promise<HostUsage[]> {
+  const cached = new Map<number, { at: number; value: Promise<HostUsage[]> }>();
+  return (rangeMs) => {
+    const at = now();
+    const hit = cached.get(rangeMs);
+    if (hit && at - hit.at < SERVICE_USAGE_CACHE_MS) return hit.value;
+    const value = readHostsUsage(db, at - rangeMs);
+    const entry = { at, value };
+    cached.set(rangeMs, entry);
+    // A failed reading is not kept: the next request asks again.
+    value.catch((e: unknown) => {
+      if (cached.get(rangeMs) === entry) cached.delete(rangeMs);
+      return e;
+    });
+    return value;
+  };
+}
+
+async function readHostsUsage(db: Postgres, since: number): Promise<HostUsage[]> {
+  const result = await db.query<{
+    host: string;
+    requests: string;
+    credits: string;
+    errors: string;
+    refused: string;
+  }>(
+    `SELECT host, sum(requests)::text AS requests, sum(credits)::text AS credits,
+            coalesce(sum(requests) FILTER (WHERE status <> 'ok' AND status NOT LIKE 'refused-%'), 0)::text AS errors,
+            coalesce(sum(requests) FILTER (WHERE status LIKE 'refused-%'), 0)::text AS refused
+     FROM usage_minutes WHERE minute > $1 GROUP BY host ORDER BY host`,
+    [new Date(since - 60_000).toISOString()],
+  );
+  return result.rows.map((r) => ({
+    host: r.host,
+    requests: Number(r.requests),
+    credits: Number(r.credits),
+    errors: Number(r.errors),
+    refused: Number(r.refused),
+  }));
 }

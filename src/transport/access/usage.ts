@@ -58,6 +58,18 @@ const MINUTE_MS = 60_000;
 export const BOOK_MS = 24 * 60 * MINUTE_MS;
 /** How often the running minute reaches the datadir: `keys usage` lags the traffic by at most this. */
 export const USAGE_FLUSH_MS = 2_000;
+/**
+ * With `--database` (usageShipper.ts): how often a host ships its usage, the most a crashed host
+ * loses, and how far `keys usage --database` lags.
+ */
+export const USAGE_DB_FLUSH_MS = 2_000;
+/**
+ * With `--database`: rows a host keeps waiting while the database cannot be written (a row is a
+ * key, method, status and minute: about 200 bytes, so 40 MB at most). 200,000 rows hold e.g. 1,000
+ * busy keys calling 10 methods each for 20 minutes of outage; past it, new rows are dropped
+ * (usageShipper.ts).
+ */
+export const USAGE_BUFFER_ROWS = 200_000;
 /** Days of usage files kept in the datadir; older ones are removed when a server starts. */
 export const USAGE_KEEP_DAYS = 35;
 const USAGE_DIR = 'usage';

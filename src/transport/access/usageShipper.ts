@@ -1,6 +1,6 @@
 import { caught } from '../../core/caught.ts';
 import type { LogLine } from '../../core/log.ts';
-import type { UsageBook, UsageRow } from './usage.ts';
+import { USAGE_BUFFER_ROWS, USAGE_DB_FLUSH_MS, type UsageBook, type UsageRow } from './usage.ts';
 
 /**
  * Usage of every host in one store (PostgreSQL with `--database`, src/store/postgres/usage.ts): each
@@ -45,14 +45,6 @@ export interface UsageSink {
   readonly description: string;
 }
 
-/** How often a host ships its usage: the most a crashed host loses, and how far `keys usage` lags. */
-export const USAGE_DB_FLUSH_MS = 2_000;
-/**
- * Rows a host keeps waiting while the store cannot be written (a row is a key, method, status and
- * minute: about 200 bytes, so 40 MB at most). 200,000 rows hold e.g. 1,000 busy keys calling 10
- * methods each for 20 minutes of outage; past it, new rows are dropped (see the top of this file).
- */
-export const USAGE_BUFFER_ROWS = 200_000;
 /** Rows in one batch: a long outage's backlog goes out in several transactions, not one huge one. */
 export const USAGE_BATCH_ROWS = 5_000;
 

@@ -2,7 +2,14 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { type DashboardSnapshot, mergeSnapshots, RANGES, type RangeName, viewOf } from './snapshot.ts';
+import {
+  type DashboardSnapshot,
+  type HostTotals,
+  mergeSnapshots,
+  RANGES,
+  type RangeName,
+  viewOf,
+} from './snapshot.ts';
 import type { DashboardSource } from './source.ts';
 
 /** The session cookie: HttpOnly, SameSite=Strict, only sent to the dashboard's paths. */
@@ -21,6 +28,11 @@ export interface DashboardRoutesOptions {
    * processes serve the port, whose snapshots the caller gathers (they are merged here).
    */
   gather?: (now: number, since: number) => Promise<DashboardSnapshot[]>;
+  /**
+   * With usage in a shared database (`--database`): each host's usage over the last `rangeMs`, the
+   * whole service's; shown beside this host's own figures.
+   */
+  service?: (rangeMs: number) => Promise<HostTotals[]>;
   now?: () => number;
 }
 
@@ -120,8 +132,15 @@ export function dashboardRoutes(
       const at = now();
       const name = range as RangeName;
       const merged = mergeSnapshots(await gather(at, at - RANGES[name]));
+      const view = viewOf(merged, name, at);
+      if (options.service)
+        // The database unreachable: the page says so, and shows this host's figures as ever.
+        view.service = await options.service(RANGES[name]).then(
+          (hosts) => ({ hosts, error: null }),
+          (e: unknown) => ({ hosts: [], error: (e as Error).message }),
+        );
       res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'application/json' });
-      res.end(JSON.stringify(viewOf(merged, name, at)));
+      res.end(JSON.stringify(view));
       return;
     }
     const asset = path.startsWith('/dashboard/assets/') ? files.get(path.slice(18)) : undefined;

@@ -214,6 +214,15 @@ export function quantile(counts: readonly number[], q: number): number | null {
 }
 
 /** What `/dashboard/data` sends: one merged snapshot shaped for the charts, every series zero-filled. */
+/** One host's usage over the range, from the usage database (`--database`). */
+export interface HostTotals {
+  host: string;
+  requests: number;
+  credits: number;
+  errors: number;
+  refused: number;
+}
+
 export interface DashboardView {
   range: RangeName;
   now: number;
@@ -240,6 +249,11 @@ export interface DashboardView {
   keys: KeyStats[];
   pool: { stepMs: number; time: number[]; busy: number[]; queued: number[]; size: number[] };
   head: { number: number; timestamp: number; ageSeconds: number } | null;
+  /**
+   * With `--database`: every host of the service over the range, from the usage database (the rest
+   * of the view is this host's); `error` when the database could not be read.
+   */
+  service?: { hosts: HostTotals[]; error: string | null };
   totals: {
     requests: number;
     credits: number;

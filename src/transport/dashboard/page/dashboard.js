@@ -415,6 +415,39 @@
     box.dataset.state = 'drawn';
   }
 
+  /** With --database: every host of the service over the range (the rest of the page is this host's). */
+  function drawHosts(v) {
+    const card = $('card-hosts');
+    const box = $('chart-hosts');
+    if (!v.service) {
+      card.hidden = true;
+      return;
+    }
+    card.hidden = false;
+    box.replaceChildren();
+    if (v.service.error !== null)
+      box.append(el('div', 'empty', `the usage database cannot be read: ${v.service.error}`));
+    const hosts = v.service.hosts;
+    if (hosts.length === 0 && v.service.error === null)
+      box.append(el('div', 'empty', 'no usage recorded in this range'));
+    const all = { host: 'all hosts', requests: 0, credits: 0, errors: 0, refused: 0 };
+    for (const h of hosts) for (const f of ['requests', 'credits', 'errors', 'refused']) all[f] += h[f];
+    const scale = Math.max(1, all.requests);
+    for (const h of hosts.length > 1 ? [...hosts, all] : hosts) {
+      const bad = h.errors + h.refused;
+      const parts = [{ fraction: (h.requests - bad) / scale }, { fraction: bad / scale, className: 'bad' }];
+      box.append(
+        bar(
+          h.host,
+          parts,
+          `${whole.format(h.requests)} requests · ${whole.format(h.credits)} credits · ${whole.format(bad)} failed or refused`,
+        ),
+      );
+    }
+    box.dataset.values = JSON.stringify(hosts);
+    box.dataset.state = 'drawn';
+  }
+
   // --- the page -------------------------------------------------------------------------------
 
   function drawStats(v) {
@@ -450,6 +483,7 @@
     drawTraffic(v);
     drawMethods(v);
     drawKeys(v);
+    drawHosts(v);
     drawFailures(v);
     drawFailureTotals(v);
     drawLatency(v);
