@@ -28,6 +28,8 @@ import {
  */
 
 const CREDITS_PER_SECOND = 400;
+/** The key's bucket: a fifth of a second of its rate (see assertSharedRate). */
+const BURST = 80;
 /** eth_chainId's credits (src/transport/access/credits.ts): small, so a second holds 80 of them. */
 const CHAIN_ID_CREDITS = 5;
 
@@ -97,11 +99,13 @@ async function createKey(args: string[], name: string, settings: string[]): Prom
  * count also moves with when answers are read (on a busy machine an answer admitted at the end of
  * one second may be read in the next) and with the leases (src/transport/access/ledger.ts: each
  * host may spend a lease, LEASE_CHUNK_MS of the rate, more or less than one bucket would in a short
- * window), neither of which adds up over consecutive seconds. Each second is printed.
+ * window), neither of which adds up over consecutive seconds. Each second is printed. The key's
+ * burst is small (BURST): a bucket is right to admit up to its burst above its rate in any window
+ * after a quiet spell, and a load generator sharing a busy machine with the hosts has them.
  */
 async function assertSharedRate(t: TestContext, hosts: Hosts, key: string): Promise<void> {
   const urls = hosts.hosts.map((h) => h.url(key));
-  const { answers, counting } = await hammer(urls, 4);
+  const { answers, counting } = await hammer(urls, 6);
   assert.deepEqual(
     answers.filter((a) => a.status !== 200 && a.status !== 429),
     [],
@@ -117,15 +121,14 @@ async function assertSharedRate(t: TestContext, hosts: Hosts, key: string): Prom
   const perSecond = credits.reduce((a, b) => a + b, 0) / credits.length;
   const what = `credits admitted a second over ${COUNTED_SECONDS} s from ${(counting / 1000).toFixed(1)} s: ${perSecond.toFixed(0)} (each: ${credits.join(', ')}); refused: ${refused.join(', ')}; admissions by host: ${perHost.join(', ')}`;
   t.diagnostic(what);
-  // Every host served the key, and in every second counted more was asked than admitted.
+  // Every host served the key, and more was asked than admitted (a tenth more at least).
   assert.ok(
     perHost.every((n) => n > 0),
     what,
   );
-  assert.ok(
-    refused.every((n) => n > 0),
-    what,
-  );
+  const admittedCount = credits.reduce((a, b) => a + b, 0) / CHAIN_ID_CREDITS;
+  const refusedCount = refused.reduce((a, b) => a + b, 0);
+  assert.ok(refusedCount >= admittedCount / 10, what);
   assert.ok(Math.abs(perSecond - CREDITS_PER_SECOND) <= CREDITS_PER_SECOND * 0.1, what);
 }
 
@@ -256,15 +259,18 @@ describe('three hosts sharing one database and one Redis', () => {
 
   it('holds a rate of 400 credits a second, kept in the database, across the three', async (t) => {
     assert.ok(hosts);
-    const key = await createKey(db(), 'shared-rate', ['--credits-per-second', String(CREDITS_PER_SECOND)]);
+    const key = await createKey(db(), 'shared-rate', [
+      '--credits-per-second',
+      String(CREDITS_PER_SECOND),
+      '--burst',
+      String(BURST),
+    ]);
     for (const h of hosts.hosts)
       await timeUntil(
         async () => (await status(h.url(key))) !== 401,
         PROPAGATION_MS,
         `the key on ${h.index}`,
       );
-    // The bucket starts full at 400 again: wait out what the probes spent of it.
-    await sleep(1_000);
     await assertSharedRate(t, hosts, key);
   });
 
