@@ -14,7 +14,7 @@ import { type CliServer, serveCli } from './devServer.ts';
  * run on the machine's server, or a private server a test may stop).
  */
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -94,7 +94,7 @@ export async function conformanceDatadirs(parent: string, count: number): Promis
 }
 
 /** SIGTERM, and its exit code once it has exited (at once when it already has). */
-export async function stopHost(child: ChildProcess): Promise<number | null> {
+async function stopHost(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
