@@ -33,7 +33,7 @@ import type { DevService } from './services/dev/index.ts';
 import { prepareDatadir, resolveDatadir } from './store/datadir.ts';
 import { checkStore } from './store/lmdb/check.ts';
 import { openLmdbStore, storeExists } from './store/lmdb/index.ts';
-import { PostgresKeyTable } from './store/postgres/keys.ts';
+import { KeyNameTaken, PostgresKeyTable } from './store/postgres/keys.ts';
 import { Listener } from './store/postgres/listener.ts';
 import { KEYS_CHANNEL } from './store/postgres/migrations.ts';
 import { openPostgres, type Postgres, type PostgresSettings } from './store/postgres/pool.ts';
@@ -306,7 +306,14 @@ export class Service {
     // A service that accepts no key is useless: make one, and show it this once.
     let createdKey: Started['createdKey'] = null;
     if (needsKey) {
-      createdKey = { key: (await keyStore.create('default')).key, path: keyStore.where };
+      createdKey = await keyStore.create('default').then(
+        (made) => ({ key: made.key, path: keyStore.where }),
+        (e: unknown) => {
+          // Another host on the database made it first, and showed it: this one serves that key.
+          if (e instanceof KeyNameTaken) return null;
+          throw e;
+        },
+      );
       if (this.keyMirror) await this.keyMirror.refresh();
       else keys?.reload();
     }
@@ -344,7 +351,11 @@ export class Service {
       (line) => logger.warn(line),
     );
     this.keyMirror = mirror;
-    await mirror.start((events) => new Listener(db.settings, KEYS_CHANNEL, events));
+    await mirror
+      .start((events) => new Listener(db.settings, KEYS_CHANNEL, events))
+      .catch((e: unknown) => {
+        throw new UserError(`--database ${db.description}: its keys cannot be read (${describeForLog(e)})`);
+      });
   }
 
   /**

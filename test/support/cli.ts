@@ -22,7 +22,9 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): 
 export function startCli(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): ChildProcess {
   return spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...opts.env },
+    // A DATABASE_URL of the machine's (CI sets one for its PostgreSQL) would move every test's keys
+    // into that database: a test that wants one says so, with --database or opts.env.
+    env: { ...process.env, DATABASE_URL: '', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

@@ -157,9 +157,16 @@ export class PostgresKeyTable<S> {
   }
 }
 
+/** An active key has the name already (told apart so that hosts starting at once can each try). */
+export class KeyNameTaken extends UserError {
+  constructor(name: string) {
+    super(`a key named "${name}" already exists`);
+  }
+}
+
 function nameTaken(e: unknown, name: string): unknown {
   const err = e as { code?: string; constraint?: string };
   if (err.code === UNIQUE_VIOLATION && err.constraint === 'api_keys_active_name')
-    return new UserError(`a key named "${name}" already exists`);
+    return new KeyNameTaken(name);
   return e;
 }

@@ -53,12 +53,13 @@ export class Listener {
       if (lost) return;
       lost = true;
       if (this.client === client) this.client = null;
+      // Closing: `close` ends the connection itself, and that is no loss.
+      if (this.closed) return;
       client
         .end()
         .catch((e: unknown) =>
           caught('postgres-connection', `closing a lost LISTEN connection: ${describe(e)}`, { quiet: true }),
         );
-      if (this.closed) return;
       this.events.down(reason);
       this.retry();
     };

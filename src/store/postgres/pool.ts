@@ -62,7 +62,7 @@ export class Postgres {
 
   /** The URL without its credentials, for messages and logs. */
   get description(): string {
-    return `postgres ${redactUrl(this.settings.url)}`;
+    return redactUrl(this.settings.url);
   }
 
   /** One parameterised statement (prepared under `name` on each connection when given). */
