@@ -297,7 +297,9 @@ describe('usage while PostgreSQL stops and starts mid-load (a server of this tes
       }
       assert.equal(degraded.status, 'degraded');
       assert.ok(
-        degraded.degraded?.some((d) => /^usage cannot be written to postgres .* rows wait in memory/.test(d)),
+        degraded.degraded?.some((d) =>
+          /^usage cannot be written to postgres:\/\/.* rows wait in memory/.test(d),
+        ),
         JSON.stringify(degraded),
       );
       await sleep(1_500);
@@ -320,7 +322,7 @@ describe('usage while PostgreSQL stops and starts mid-load (a server of this tes
     assert.deepEqual(traffic.failed, []);
     assert.equal(total(await usageRows(pg.url, ['--since', '1h'])), traffic.answered.length);
     assert.match(stderr, /usage cannot be written to postgres/);
-    assert.match(stderr, /usage is written to postgres .* again after/);
+    assert.match(stderr, /usage is written to postgres:\/\/.* again after/);
   });
 });
 

@@ -66,7 +66,7 @@ describe('usage shipped to PostgreSQL', () => {
     // Committed, though the shipper was told it failed: it says so, and keeps the batch.
     assert.deepEqual(await sums(direct), { requests: 10, credits: 575 });
     assert.equal(shipper.health().up, false);
-    assert.match(shipper.problem() ?? '', /usage cannot be written to postgres .*2 rows wait/);
+    assert.match(shipper.problem() ?? '', /usage cannot be written to postgres:\/\/.*2 rows wait/);
     book.record('id-lost', 'lost', 'eth_call', 'ok', 80);
     await shipper.flush();
     assert.equal(shipper.health().up, true);
