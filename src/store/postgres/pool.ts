@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { caught } from '../../core/caught.ts';
+import { afterSettled, caught } from '../../core/caught.ts';
 import { UserError } from '../../core/errors.ts';
 import { redactUrl } from '../../core/url.ts';
 import { migrate } from './migrations.ts';
@@ -80,10 +80,20 @@ export class Postgres {
     }
   }
 
-  /** `work` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+  /**
+   * `work` in one transaction on one connection: committed when it returns, rolled back when it
+   * throws. Any failure drops the connection rather than return it to the pool mid-transaction.
+   */
   async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A connection lost while checked out (a server restarted mid-transaction) is an 'error' event on
+    // the client, which the pool only listens for while the client is idle: unheard, it would end the
+    // process. The statement under way fails with the same error, and that failure is what is thrown.
     let broken: Error | undefined;
+    const onLost = (e: Error) => {
+      broken = e;
+    };
+    client.on('error', onLost);
     try {
       await client.query('BEGIN');
       const out = await work(client);
@@ -91,12 +101,12 @@ export class Postgres {
       return out;
     } catch (e) {
       if (isStatementTimeout(e)) this.statementTimeouts++;
-      // A connection that cannot even roll back is broken: dropped from the pool, not reused.
-      await client.query('ROLLBACK').catch((rollback: Error) => {
-        broken = rollback;
-      });
+      broken ??= e as Error;
+      // The connection is dropped below whatever the rollback does; the first error is the one thrown.
+      await afterSettled(client.query('ROLLBACK'));
       throw e;
     } finally {
+      client.off('error', onLost);
       client.release(broken);
     }
   }

@@ -44,34 +44,22 @@ export async function writeUsageBatch(db: Postgres, batch: StoredBatch): Promise
     (a, b) =>
       cmp(a.keyId, b.keyId) || a.minute - b.minute || cmp(a.method, b.method) || cmp(a.status, b.status),
   );
-  const client = await db.pool.connect();
-  // A connection lost while checked out (a server restarted mid-flush) is an 'error' event on the
-  // client, which the pool only listens for while the client is idle: unheard, it would end the
-  // process. The statement under way fails with the same error, and that failure is what is thrown.
-  let lost: Error | undefined;
-  const onLost = (e: Error) => {
-    lost = e;
-  };
-  client.on('error', onLost);
-  try {
-    await client.query('BEGIN');
+  return db.transaction(async (client) => {
     const flush = await client.query(
       'INSERT INTO usage_flushes (writer, seq, host, rows) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
       [batch.writer, batch.seq, batch.host, rows.length],
     );
-    if (flush.rowCount === 0) {
-      await client.query('ROLLBACK');
-      return 'already';
-    }
+    // Already written by an earlier try whose acknowledgement was lost: nothing to add.
+    if (flush.rowCount === 0) return 'already';
     await client.query(
       `INSERT INTO usage_minutes (minute, key_id, host, method, status, key_name, requests, credits)
-       SELECT m, k, $3, me, s, n, r, c
-       FROM unnest($1::timestamptz[], $2::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
-         AS t(m, k, me, s, n, r, c)
-       ON CONFLICT (key_id, minute, host, method, status) DO UPDATE SET
-         requests = usage_minutes.requests + EXCLUDED.requests,
-         credits = usage_minutes.credits + EXCLUDED.credits,
-         key_name = EXCLUDED.key_name`,
+         SELECT m, k, $3, me, s, n, r, c
+         FROM unnest($1::timestamptz[], $2::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
+           AS t(m, k, me, s, n, r, c)
+         ON CONFLICT (key_id, minute, host, method, status) DO UPDATE SET
+           requests = usage_minutes.requests + EXCLUDED.requests,
+           credits = usage_minutes.credits + EXCLUDED.credits,
+           key_name = EXCLUDED.key_name`,
       [
         rows.map((r) => new Date(r.minute).toISOString()),
         rows.map((r) => r.keyId),
@@ -88,17 +76,8 @@ export async function writeUsageBatch(db: Postgres, batch: StoredBatch): Promise
         `DELETE FROM usage_flushes WHERE writer = $1 AND at < now() - interval '${FLUSH_RECORDS_KEPT}'`,
         [batch.writer],
       );
-    await client.query('COMMIT');
     return 'written';
-  } catch (e) {
-    lost ??= e as Error;
-    throw e;
-  } finally {
-    client.off('error', onLost);
-    // Any failure drops the connection rather than return it mid-transaction: the next flush opens
-    // another (and a retry of this batch finds whether it was committed, see UsageShipper).
-    client.release(lost);
-  }
+  });
 }
 
 function cmp(a: string, b: string): number {
