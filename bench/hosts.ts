@@ -12,8 +12,9 @@
 // (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_ROUNDS: runs of each configuration of 1, alternated, best kept)
 import { join } from 'node:path';
 import { runCli } from '../test/support/cli.ts';
-import { conformanceDatadirs, hostsDir, type PrivateRedis, startRedis } from '../test/support/hosts.ts';
+import { conformanceDatadirs, hostsDir } from '../test/support/hosts.ts';
 import { type TestDatabase, testDatabase } from '../test/support/postgres.ts';
+import { type PrivateRedis, startRedis } from '../test/support/privateRedis.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
 import { type Child, CLI, cpuSeconds, startChild } from './lib/process.ts';
 import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';

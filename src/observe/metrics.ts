@@ -243,26 +243,28 @@ export class Metrics {
     });
   }
 
-  /** Made only for a process whose keys are in a shared database (`--database`). */
-  private keysDatabaseGauges(): void {
+  /**
+   * A maker of gauges read from one health record at each scrape (none while the source has none);
+   * `min` for an up/down gauge, so that one process down shows the whole host down.
+   */
+  private healthGauge<H>(source: () => H | null | undefined) {
     const registers = [this.registry];
-    const sources = () => this.sources;
-    const gauge = (
-      name: string,
-      help: string,
-      value: (k: NonNullable<ReturnType<NonNullable<MetricSources['keysDatabase']>>>) => number,
-      aggregator?: 'min',
-    ) =>
+    return (name: string, help: string, value: (health: H) => number, aggregator?: 'min') =>
       new Gauge({
         name,
         help,
         registers,
         ...(aggregator ? { aggregator } : {}),
         collect() {
-          const keys = sources().keysDatabase?.();
-          if (keys) this.set(value(keys));
+          const health = source();
+          if (health) this.set(value(health));
         },
       });
+  }
+
+  /** Made only for a process whose keys are in a shared database (`--database`). */
+  private keysDatabaseGauges(): void {
+    const gauge = this.healthGauge(() => this.sources.keysDatabase?.());
     gauge(
       'ethtrace_keys_database_up',
       'Whether the keys database answers and its changes are heard: 1, or 0 while the keys last read are served',
@@ -290,18 +292,7 @@ export class Metrics {
   private usageDatabaseGauges(): void {
     const registers = [this.registry];
     const sources = () => this.sources;
-    type Health = NonNullable<ReturnType<NonNullable<MetricSources['usageDatabase']>>>;
-    const gauge = (name: string, help: string, value: (h: Health) => number, aggregator?: 'min') =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        ...(aggregator ? { aggregator } : {}),
-        collect() {
-          const health = sources().usageDatabase?.();
-          if (health) this.set(value(health));
-        },
-      });
+    const gauge = this.healthGauge(() => this.sources.usageDatabase?.());
     gauge(
       'ethtrace_usage_database_up',
       'Whether usage is written to the database: 1, or 0 while it waits in memory',

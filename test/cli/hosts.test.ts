@@ -3,21 +3,14 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { collect, runCli, startCli } from '../support/cli.ts';
-import {
-  conformanceDatadirs,
-  type Hosts,
-  hostsDir,
-  type PrivateRedis,
-  sleep,
-  startHosts,
-  startRedis,
-} from '../support/hosts.ts';
+import { conformanceDatadirs, type Hosts, hostsDir, sleep, startHosts } from '../support/hosts.ts';
 import {
   type PrivatePostgres,
   privatePostgres,
   type TestDatabase,
   testDatabase,
 } from '../support/postgres.ts';
+import { type PrivateRedis, startRedis } from '../support/privateRedis.ts';
 
 /**
  * Issue 23: three API hosts (separate `ethtrace start` processes on separate datadirs, each a copy

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
 import { postJson } from '../support/http.ts';
+import { type PrivateRedis, startRedis } from '../support/privateRedis.ts';
 
 /**
  * Issue 19 item 13: `ethtrace start --redis` over a Redis of this test's own (a `redis-server` on a
@@ -31,42 +30,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-/** `redis-server` on `port`, in memory only, once it accepts connections. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d) => {
-      output += d;
-      if (output.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
-  });
-  return child;
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
 /** The value of one sample of the Prometheus text, or null when the series is absent. */
 function sample(text: string, series: string): number | null {
   for (const line of text.split('\n'))
@@ -77,15 +40,15 @@ function sample(text: string, series: string): number | null {
 describe('a Redis outage under ethtrace start --redis', () => {
   const dir = tempDir('ethtrace-redis-outage-');
   let port = 0;
-  let redis: ChildProcess;
+  let redis: PrivateRedis | undefined;
   let server: CliServer;
   let base = '';
   let url = '';
   let stderr = '';
 
   before(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
+    redis = await startRedis();
+    port = redis.port;
     server = await serveCli([
       '--datadir',
       dir.path,
@@ -114,7 +77,7 @@ describe('a Redis outage under ethtrace start --redis', () => {
   });
   after(async () => {
     if (server) await stopDev(server.child);
-    if (redis) await kill(redis);
+    await redis?.kill();
     dir.cleanup();
   });
 
@@ -159,7 +122,7 @@ describe('a Redis outage under ethtrace start --redis', () => {
     assert.deepEqual((await ready()).body.status, 'ready');
     assert.deepEqual(await metrics(), { up: 1, outages: 0, unchecked: 0 });
 
-    await kill(redis);
+    await redis?.kill();
     // Answered, all of them: the limits fail open (400 credits a second would admit five).
     for (let i = 0; i < DURING; i++) {
       const answer = await postJson(url, ethCall());
@@ -175,7 +138,7 @@ describe('a Redis outage under ethtrace start --redis', () => {
     );
     assert.deepEqual(await metrics(), { up: 0, outages: 1, unchecked: DURING });
 
-    redis = await startRedis(port);
+    await redis?.restart();
     const back = await readyUntil('ready');
     assert.equal(back.status, 200);
     assert.equal(back.body.degraded, undefined);
@@ -207,7 +170,7 @@ describe('a Redis outage under ethtrace start --redis', () => {
 
   it('does not hold requests when Redis stops answering without closing its connections', async () => {
     const before = outageLines().length;
-    redis.kill('SIGSTOP');
+    redis?.signal('SIGSTOP');
     try {
       // Each answered, not held: a Redis that hangs fails an exchange after its command timeout.
       const answers = await Promise.race([
@@ -218,7 +181,7 @@ describe('a Redis outage under ethtrace start --redis', () => {
       await readyUntil('degraded');
       assert.equal((await metrics()).up, 0);
     } finally {
-      redis.kill('SIGCONT');
+      redis?.signal('SIGCONT');
     }
     await readyUntil('ready');
     const lines = (await outageLinesOnce(before + 2)).slice(before);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { collect, runCli, tempDir } from '../support/cli.ts';
 import { type CliServer, serveCli, stopDev } from '../support/devServer.ts';
@@ -11,6 +10,7 @@ import {
   type TestDatabase,
   testDatabase,
 } from '../support/postgres.ts';
+import { type PrivateRedis, startRedis } from '../support/privateRedis.ts';
 
 /**
  * Issue 23 item 3 on the real engines: `ethtrace start --database` hosts (separate processes and
@@ -34,15 +34,6 @@ interface Row {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 async function makeKey(database: string, name: string, extra: string[] = []): Promise<string> {
@@ -328,32 +319,14 @@ describe('usage while PostgreSQL stops and starts mid-load (a server of this tes
 
 describe('the day of a key after Redis restarts empty (--redis and --database)', () => {
   let db: TestDatabase;
-  let redis: ChildProcess | undefined;
-  let port = 0;
+  let redis: PrivateRedis | undefined;
   const dir = tempDir('ethtrace-usage-redis-');
-  const startRedis = async () => {
-    const child = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on('data', (d) => {
-        output += d;
-        if (output.includes('Ready to accept connections')) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
-    });
-    return child;
-  };
   before(async () => {
     db = await testDatabase();
-    port = await freePort();
     redis = await startRedis();
   });
   after(async () => {
-    if (redis) await killHard(redis);
+    await redis?.kill();
     dir.cleanup();
     await db?.drop();
   });
@@ -363,7 +336,7 @@ describe('the day of a key after Redis restarts empty (--redis and --database)',
     const key = await makeKey(db.url, 'daily', ['--credits-per-day', '800']);
     const server = await host(db.url, dir.path, [
       '--redis',
-      `redis://127.0.0.1:${port}/0`,
+      redis?.url ?? '',
       '--usage-flush-interval',
       '200',
     ]);
@@ -383,9 +356,9 @@ describe('the day of a key after Redis restarts empty (--redis and --database)',
     try {
       for (let i = 0; i < 6; i++) assert.equal((await postJson(url, ethCall())).status, 200);
       await sleep(800);
-      if (redis) await killHard(redis);
+      await redis?.kill();
       await readyUntil('degraded');
-      redis = await startRedis();
+      await redis?.restart();
       await readyUntil('ready');
       const statuses: number[] = [];
       for (let i = 0; i < 8; i++) statuses.push((await postJson(url, ethCall())).status);

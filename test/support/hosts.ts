@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { CONFORMANCE, runCli, tempDir } from './cli.ts';
 import { type CliServer, serveCli } from './devServer.ts';
@@ -14,64 +13,8 @@ import { type CliServer, serveCli } from './devServer.ts';
  * run on the machine's server, or a private server a test may stop).
  */
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function killed(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
-}
-
-export interface PrivateRedis {
-  port: number;
-  url: string;
-  /** Kills it (its data is in memory only, so it comes back empty). */
-  kill(): Promise<void>;
-  /** Starts it again on the same port. */
-  restart(): Promise<void>;
-}
-
-/** `redis-server` on a free port, in memory only, once it accepts connections. */
-export async function startRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
-  const launch = async (): Promise<ChildProcess> => {
-    const child = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on('data', (d) => {
-        output += d;
-        if (output.includes('Ready to accept connections')) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
-    });
-    return child;
-  };
-  let child = await launch();
-  return {
-    port,
-    url: `redis://127.0.0.1:${port}/0`,
-    kill: () => killed(child, 'SIGKILL'),
-    restart: async () => {
-      await killed(child, 'SIGKILL');
-      child = await launch();
-    },
-  };
 }
 
 /** One imported conformance chain, copied for each host. */

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './privateRedis.ts';
 
 /**
  * PostgreSQL for tests. The machine's server (127.0.0.1:5432, trust auth, user postgres; CI has the
@@ -44,15 +44,6 @@ async function admin(url: string, sql: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 const BIN = process.env.ETHTRACE_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
