@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildMainnetChain } from '../../bench/lib/mainnetBlocks.ts';
-import { readChainSpec } from '../../src/chain/genesis.ts';
 import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import { type CallManyJob, runCallMany } from '../../src/exec/jobs/callMany.ts';
-import { importChain } from '../../src/ingest/importer.ts';
-import { openLmdbStore } from '../../src/store/lmdb/index.ts';
-import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
 import { tempDir } from '../support/cli.ts';
 import { mineDaoChain } from '../support/daoChain.ts';
 import {
@@ -24,7 +19,6 @@ import {
   openEngineChain,
 } from '../support/engineDiff.ts';
 import { oracleRunCallMany } from '../support/ethereumjsOracle/index.ts';
-import { exportChain } from '../support/exportChain.ts';
 import { importConformanceChain } from '../support/server.ts';
 
 const LIMITS: CallLimits = DEFAULT_LIMITS.calls;
@@ -159,121 +153,6 @@ describe('src/evm against ethereumjs: replays and calls', () => {
 
     it('answers trace_callMany and trace_call on every parent byte for byte as ethereumjs does', async () => {
       const { problems, compared } = await diffCallMany(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-  });
-
-  describe('the trace workload (anvil)', () => {
-    let servers: TraceWorkloadServers;
-    let chain: EngineChain;
-    before(async () => {
-      servers = await serveTraceWorkload();
-      chain = await openEngineChain(servers.datadir);
-    });
-    after(async () => {
-      await chain?.close();
-      await servers?.close();
-    });
-    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
-      const { problems, compared, txs } = await diffReplays(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(txs >= 90, `${txs} transactions`);
-    });
-
-    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffCallMany(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
-      const { problems, accepted, items } = await diffParts(chain);
-      assert.deepEqual(problems, [], problems.join('\n'));
-      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
-    });
-
-    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffAccessLists(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffBlobCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffDebugTraces(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-  });
-
-  describe('the mainnet-like block (anvil)', () => {
-    const work = tempDir('ethtrace-engine-mainnet-');
-    let chain: EngineChain;
-    before(async () => {
-      const built = await buildMainnetChain(work.path, { blocks: 1, txsPerBlock: 60 });
-      try {
-        const exported = await exportChain(built.anvil, join(work.path, 'anvil'));
-        const datadir = join(work.path, 'data');
-        const store = await openLmdbStore(datadir);
-        try {
-          await importChain({
-            store,
-            spec: readChainSpec(exported.genesisPath),
-            files: [exported.rlpPath],
-            verifyStateRoot: false,
-          });
-        } finally {
-          await store.close();
-        }
-        chain = await openEngineChain(datadir);
-      } finally {
-        await built.anvil.stop();
-      }
-    });
-    after(async () => {
-      await chain?.close();
-      work.cleanup();
-    });
-    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
-      const { problems, compared, txs } = await diffReplays(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(txs >= 60, `${txs} transactions`);
-    });
-
-    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffCallMany(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
-      const { problems, accepted, items } = await diffParts(chain);
-      assert.deepEqual(problems, [], problems.join('\n'));
-      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
-    });
-
-    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffAccessLists(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffBlobCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffDebugTraces(chain);
       assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
     });
   });
