@@ -312,7 +312,12 @@ describe('the keys database unreachable or lost', () => {
       assert.equal(probe.body.status, 'ready', JSON.stringify(probe.body));
       assert.deepEqual(await metrics(), { up: 1, outages: 1 });
 
-      const lines = warnLines();
+      // The log line is written by the child after the state it tells of: wait for it to arrive.
+      let lines = warnLines();
+      for (let i = 0; i < 50 && lines.length < 2; i++) {
+        await sleep(100);
+        lines = warnLines();
+      }
       assert.equal(lines.length, 2, JSON.stringify(lines));
       assert.equal(lines[0]?.level, 40);
       assert.match(lines[0]?.msg ?? '', /the keys known are served, changes wait for it$/);

@@ -3,7 +3,7 @@
 // upstream cache (upstreamCache.ts) are two roles over one environment: they share its tables of
 // blocks and receipts, the cache adds its own three, and both write through `LmdbEnvironment.write`.
 
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex } from '@ethereumjs/util';
 import { type Database, open, type RootDatabase } from 'lmdb';
@@ -77,8 +77,10 @@ export async function openLmdbEnvironment(
   readOnly: boolean,
   upstream: boolean,
 ): Promise<LmdbEnvironment> {
-  // lmdb-js would create the directory even to fail opening it read-only.
-  if (readOnly && !storeExists(path)) throw new Error(`no chain store at ${path}`);
+  // lmdb-js would create the directory even to fail opening it read-only. A data file its writer
+  // has created but not yet initialised is no store either: lmdb-js's failed read-only open of one
+  // frees its environment twice and ends the process with a segmentation fault.
+  if (readOnly && !storeWritten(path)) throw new Error(`no chain store at ${path}`);
   let env: RootDatabase;
   try {
     if (storeExists(path)) checkMetaPages(join(path, DATA_FILE), path);
@@ -139,13 +141,16 @@ export function storeExists(path: string): boolean {
   return existsSync(join(path, DATA_FILE));
 }
 
+/** Whether the store's writer has written its data file's first pages (LMDB writes both meta pages at once). */
+function storeWritten(path: string): boolean {
+  return (statSync(join(path, DATA_FILE), { throwIfNoEntry: false })?.size ?? 0) > 0;
+}
+
 function openEnvironment(path: string, readOnly: boolean): RootDatabase {
-  // Durability stays at lmdb-js's defaults on purpose. LMDB writes a transaction's pages
-  // copy-on-write and then switches a meta page, so a transaction is the unit of recovery: after a
-  // crash the store is at its last committed block, never inside one. noSync / mapAsync would let a
-  // system crash lose or tear committed transactions and useWritemap lets a stray write corrupt the
-  // map. The default overlappingSync flushes after the commit but keeps the last flushed meta page
-  // to fall back to, which keeps that guarantee.
+  // Durability is LMDB's own on purpose. LMDB writes a transaction's pages copy-on-write and then
+  // switches a meta page, so a transaction is the unit of recovery: after a crash the store is at
+  // its last committed block, never inside one. noSync / mapAsync would let a system crash lose or
+  // tear committed transactions and useWritemap lets a stray write corrupt the map.
   return open(path, {
     readOnly,
     // lmdb-js takes a path with an extension (`dev.1`) for a single-file store; a datadir is always a
@@ -156,6 +161,12 @@ function openEnvironment(path: string, readOnly: boolean): RootDatabase {
     // Values are hashes, RLP and hex-heavy JSON served as is: decompressing on every read would cost
     // more than the disk it saves.
     compression: false,
+    // lmdb-js's overlapping sync (its default for a writer, never for a read-only open) lays out
+    // and picks meta pages in a way of its own; with readers in other processes opened without it
+    // (--processes, a server beside an import), the writer crashed in mdb_cursor_put about once in
+    // thirty imports. Plain LMDB commits flush within the transaction instead: slower commits, one
+    // layout for every process.
+    overlappingSync: false,
   });
 }
 
