@@ -61,7 +61,8 @@ export interface ShipperHealth {
 }
 
 export class UsageShipper {
-  private pending = new Map<string, UsageRow>();
+  /** What waits to be shipped, by the book's row it adds to (one per minute and labels). */
+  private pending = new Map<Readonly<UsageRow>, UsageRow>();
   /** The batch sent and not yet acknowledged: sent again as it is until it is. */
   private unacked: UsageBatch | null = null;
   private seq = 0;
@@ -87,7 +88,7 @@ export class UsageShipper {
       now?: () => number;
     },
   ) {
-    book.tap((row) => this.add(row));
+    book.tap((row, requests, credits) => this.add(row, requests, credits));
     this.timer = setInterval(() => void this.flush(), options.flushMs ?? USAGE_DB_FLUSH_MS);
     this.timer.unref();
   }
@@ -147,28 +148,27 @@ export class UsageShipper {
     return this.pending.size + (this.unacked?.rows.length ?? 0);
   }
 
-  private add(row: UsageRow): void {
-    const id = `${row.minute}\u0000${row.keyId}\u0000${row.method}\u0000${row.status}`;
-    const waiting = this.pending.get(id);
+  private add(row: Readonly<UsageRow>, requests: number, credits: number): void {
+    const waiting = this.pending.get(row);
     if (waiting) {
-      waiting.requests += row.requests;
-      waiting.credits += row.credits;
+      waiting.requests += requests;
+      waiting.credits += credits;
       waiting.key = row.key;
       return;
     }
     if (this.buffered() >= this.maxRows()) {
-      this.dropped += row.requests;
-      if (this.down) this.down.dropped += row.requests;
+      this.dropped += requests;
+      if (this.down) this.down.dropped += requests;
       // Told once until the store takes a batch again; counted every time.
       caught(
         'usage-dropped',
         `usage: ${this.maxRows()} rows wait for ${this.sink.description} already; calls that would add a row are dropped until it is written again`,
-        { count: row.requests, quiet: this.dropTold },
+        { count: requests, quiet: this.dropTold },
       );
       this.dropTold = true;
       return;
     }
-    this.pending.set(id, { ...row });
+    this.pending.set(row, { ...row, requests, credits });
   }
 
   private async drain(): Promise<void> {
@@ -176,9 +176,9 @@ export class UsageShipper {
       if (this.unacked === null) {
         if (this.pending.size === 0) return;
         const rows: UsageRow[] = [];
-        for (const [id, row] of this.pending) {
+        for (const [bookRow, row] of this.pending) {
           rows.push(row);
-          this.pending.delete(id);
+          this.pending.delete(bookRow);
           if (rows.length >= USAGE_BATCH_ROWS) break;
         }
         this.seq++;
