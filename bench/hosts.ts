@@ -5,17 +5,13 @@
 //     every check runs and none says no), --log-level warn. Goal: within 5% of the datadir's
 //     throughput. One server process varies from the next by more than that (±15% on a 2-core
 //     machine, whatever its store), so each configuration runs BENCH_ROUNDS times, alternated, a
-//     fresh server each time, and the medians are compared, the spread printed beside them. With
-//     taskset and two cores or more, the server has core 0 and the load generator the others, so
-//     neither takes the other's core in the middle of a window.
+//     fresh server each time, and the medians are compared, the spread printed beside them.
 //  2. Three hosts against one on eth_chainId through that key, every host given the same --redis
 //     (a private redis-server) and --database: the same 16 connections, on one
 //     host or spread over three (a load generator each). Requests per second and the ratio. On a
 //     machine of few cores the hosts share them with each other and with the load generators, so the
 //     ratio says what a host costs here, not what more machines would give.
 // (env: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_ROUNDS: runs of each configuration of part 1, alternated)
-import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../test/support/cli.ts';
 import { conformanceDatadirs, hostsDir } from '../test/support/hosts.ts';
@@ -39,20 +35,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SETTINGS = ['--credits-per-second', '100000000', '--credits-per-day', '1000000000000'];
 
 const log = progressLog();
-
-/**
- * Sets the CPUs of a process (all its threads); false where taskset is missing or the machine has
- * one core, and part 1 then runs unpinned.
- */
-function pin(pid: number, cpus: string): boolean {
-  if (availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const median = (xs: readonly number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -136,10 +118,8 @@ async function main(): Promise<void> {
     const datadirKey = await createKey(['--datadir', one]);
     const dbKey = await createKey(['--database', database.url]);
 
-    const all = `0-${availableParallelism() - 1}`;
-    const pinned = pin(process.pid, `1-${availableParallelism() - 1}`);
     out.push(
-      `1. keys and usage in PostgreSQL against the datadir: one host, ${CONNECTIONS} connections, ${ROUNDS} runs of each alternated, medians${pinned ? '; server on core 0, load on the others' : ''}`,
+      `1. keys and usage in PostgreSQL against the datadir: one host, ${CONNECTIONS} connections, ${ROUNDS} runs of each alternated, medians`,
       `${'method'.padEnd(16)} datadir req/s (runs)        postgres req/s (runs)        ratio   CPU ms/answer datadir → postgres`,
     );
     let sumDatadir = 0;
@@ -154,7 +134,6 @@ async function main(): Promise<void> {
         ] as const) {
           log(`${method}: keys and usage in the ${name} (round ${round})`);
           const server = await startHost(one, [...args], key);
-          if (pinned) pin(server.child.process.pid ?? 0, '0');
           const [cell] = await drive([server], body, CONNECTIONS, PART1_WARMUP_SECONDS);
           await server.child.stop();
           if (cell) runs[name].push(cell);
@@ -170,7 +149,6 @@ async function main(): Promise<void> {
         `${method.padEnd(16)} ${num(a)} (${rangeOf(rps(runs.datadir))})  ${num(b)} (${rangeOf(rps(runs.postgres))})  ${(b / a).toFixed(3)}   ${cpu(runs.datadir)} → ${cpu(runs.postgres)}`,
       );
     }
-    if (pinned) pin(process.pid, all);
     const overhead = 1 - sumPostgres / sumDatadir;
     out.push(
       `cost of PostgreSQL: ${(overhead * 100).toFixed(1)}% of throughput (medians) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,

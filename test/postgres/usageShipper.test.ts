@@ -120,4 +120,38 @@ describe('usage shipped to PostgreSQL', () => {
     assert.equal(lines.filter((l) => /written to .* again after/.test(l)).length, 1);
     await shipper.close();
   });
+  it('ships once per interval under steady traffic, not a transaction after each commit', async () => {
+    const book = new UsageBook();
+    const writes: number[] = [];
+    const sink = sinkOf(direct);
+    const shipper = new UsageShipper(
+      book,
+      {
+        description: sink.description,
+        write: async (batch) => {
+          writes.push(Date.now());
+          await sink.write(batch);
+        },
+      },
+      { host: 'host-c:8545', writer: 'host-c:8545/steady', flushMs: 250 },
+    );
+    // A request every millisecond or so for 1.5 s, on keys and methods that make new rows.
+    const before = await sums(direct);
+    let sent = 0;
+    const until = Date.now() + 1_500;
+    while (Date.now() < until) {
+      book.record(`key-${sent % 3}`, `name-${sent % 3}`, sent % 2 ? 'eth_call' : 'eth_chainId', 'ok', 5);
+      sent++;
+      await new Promise((r) => setImmediate(r));
+    }
+    await shipper.close();
+    // 1.5 s at 250 ms is 6 intervals, plus the close; a run that chased new rows would write after
+    // every commit (dozens on this machine).
+    assert.ok(writes.length <= 8, `${writes.length} writes`);
+    const after = await sums(direct);
+    assert.deepEqual(
+      { requests: after.requests - before.requests, credits: after.credits - before.credits },
+      { requests: sent, credits: 5 * sent },
+    );
+  });
 });
