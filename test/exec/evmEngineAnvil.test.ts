@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildMainnetChain } from '../../bench/lib/mainnetBlocks.ts';
 import { readChainSpec } from '../../src/chain/genesis.ts';
-import { type CallLimits, DEFAULT_LIMITS } from '../../src/config/limits.ts';
 import { importChain } from '../../src/ingest/importer.ts';
 import { openLmdbStore } from '../../src/store/lmdb/index.ts';
 import { serveTraceWorkload, type TraceWorkloadServers } from '../support/anvilTraces.ts';
@@ -21,7 +20,48 @@ import {
 } from '../support/engineDiff.ts';
 import { exportChain } from '../support/exportChain.ts';
 
-const _LIMITS: CallLimits = DEFAULT_LIMITS.calls;
+/**
+ * The comparisons every chain here gets: `chain()` is the chain its describe opened in `before`;
+ * the replay must have met at least `minTxs` transactions.
+ */
+function sameAnswers(chain: () => EngineChain, minTxs: number): void {
+  it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
+    const { problems, compared, txs } = await diffReplays(chain());
+    assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+    assert.ok(txs >= minTxs, `${txs} transactions`);
+  });
+
+  it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
+    const { problems, compared } = await diffCallMany(chain());
+    assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+  });
+
+  it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
+    const { problems, accepted, items } = await diffParts(chain());
+    assert.deepEqual(problems, [], problems.join('\n'));
+    assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
+  });
+
+  it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
+    const { problems, compared } = await diffCalls(chain());
+    assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+  });
+
+  it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
+    const { problems, compared } = await diffAccessLists(chain());
+    assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+  });
+
+  it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
+    const { problems, compared } = await diffBlobCalls(chain());
+    assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+  });
+
+  it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
+    const { problems, compared } = await diffDebugTraces(chain());
+    assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
+  });
+}
 
 /**
  * Issue 20's rule (test/exec/evmEngine.test.ts) on the chains built on anvil: the trace workload
@@ -41,42 +81,7 @@ describe('src/evm against ethereumjs: replays and calls on chains built on anvil
       await chain?.close();
       await servers?.close();
     });
-    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
-      const { problems, compared, txs } = await diffReplays(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(txs >= 90, `${txs} transactions`);
-    });
-
-    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffCallMany(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
-      const { problems, accepted, items } = await diffParts(chain);
-      assert.deepEqual(problems, [], problems.join('\n'));
-      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
-    });
-
-    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffAccessLists(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffBlobCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffDebugTraces(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
+    sameAnswers(() => chain, 90);
   });
 
   describe('the mainnet-like block (anvil)', () => {
@@ -107,41 +112,6 @@ describe('src/evm against ethereumjs: replays and calls on chains built on anvil
       await chain?.close();
       work.cleanup();
     });
-    it('replays every block byte for byte as ethereumjs does (vmTrace too)', async () => {
-      const { problems, compared, txs } = await diffReplays(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-      assert.ok(txs >= 60, `${txs} transactions`);
-    });
-
-    it('answers trace_callMany and trace_call (vmTrace too) on every parent byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffCallMany(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('speculates in parts on src/evm: every item accepted has its serial answer', async () => {
-      const { problems, accepted, items } = await diffParts(chain);
-      assert.deepEqual(problems, [], problems.join('\n'));
-      assert.ok(accepted > 0 || items === 0, `${accepted} of ${items} accepted`);
-    });
-
-    it('answers eth_call and eth_estimateGas on every parent as ethereumjs does', async () => {
-      const { problems, compared } = await diffCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers eth_createAccessList on every parent as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffAccessLists(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers calls with blobs and a blob base fee override as ethereumjs does, on src/evm', async () => {
-      const { problems, compared } = await diffBlobCalls(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
-
-    it('answers debug_trace* with every tracer and configuration byte for byte as ethereumjs does', async () => {
-      const { problems, compared } = await diffDebugTraces(chain);
-      assert.deepEqual(problems, [], `${problems.length} of ${compared} differ:\n${problems.join('\n')}`);
-    });
+    sameAnswers(() => chain, 60);
   });
 });
