@@ -1,11 +1,14 @@
 // Many hosts, one service (issue 23). Run: npm run bench:hosts
-//  1. The cost per request of keys and usage in PostgreSQL (--database) against keys and usage in
-//     the datadir: one host, a cheap method (eth_chainId, then eth_blockNumber) at 16 connections
-//     through a key with settings (credits per second and per day high enough never to refuse, so
-//     every check runs and none says no), --log-level warn. Goal: within 5% of the datadir's
-//     throughput. One server process varies from the next by more than that (±15% on a 2-core
+//  1. The cost of keys and usage in PostgreSQL (--database) against keys and usage in the datadir,
+//     on bench:mixed's load (bench/lib/mixedLoad.ts: block receipts, trace_callMany, eth_call and
+//     state reads of a 200-transaction block, 16 connections), the load the issue's goal is stated
+//     on: within 5% of the datadir's throughput. One host, through a key with settings (credits per
+//     second and per day high enough never to refuse, so every check runs and none says no),
+//     --log-level warn. One server process varies from the next by more than 5% (±15% on a 2-core
 //     machine, whatever its store), so each configuration runs BENCH_ROUNDS times, alternated, a
 //     fresh server each time, and the medians are compared, the spread printed beside them.
+//     Then the same on a cheap method alone (eth_chainId, eth_blockNumber): no work to hide the
+//     per-request cost of the key check and usage, so the harshest case; printed, no goal.
 //  2. Three hosts against one on eth_chainId through that key, every host given the same --redis
 //     (a private redis-server) and --database: the same 16 connections, on one
 //     host or spread over three (a load generator each). Requests per second and the ratio. On a
@@ -17,7 +20,9 @@ import { runCli } from '../test/support/cli.ts';
 import { conformanceDatadirs, hostsDir } from '../test/support/hosts.ts';
 import { type TestDatabase, testDatabase } from '../test/support/postgres.ts';
 import { type PrivateRedis, startRedis } from '../test/support/privateRedis.ts';
+import { bigBlockChain } from './lib/bigBlock.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
+import { type Group, type MixedRun, mixedGroups, runMixed, totalRate } from './lib/mixedLoad.ts';
 import { type Child, CLI, cpuSeconds, startChild } from './lib/process.ts';
 import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';
 
@@ -100,6 +105,39 @@ async function drive(
   }));
 }
 
+/**
+ * Part 1's table: per kind of request and in all, the median rate of each configuration with its
+ * runs' range, their ratio, and the median server CPU per answer. Returns the cost of PostgreSQL:
+ * the share of the datadir's median total rate that --database's lacks.
+ */
+function mixedTable(
+  out: string[],
+  groups: Group[],
+  runs: { datadir: MixedRun[]; postgres: MixedRun[] },
+): number {
+  out.push(
+    `1. keys and usage in PostgreSQL against the datadir on bench:mixed's load: one host, 16 connections (4 per kind), ${SECONDS} s windows, ${ROUNDS} runs of each alternated, medians`,
+    `${'request'.padEnd(32)} datadir req/s (runs)        postgres req/s (runs)        ratio`,
+  );
+  const row = (name: string, rate: (run: MixedRun) => number) => {
+    const a = runs.datadir.map(rate);
+    const b = runs.postgres.map(rate);
+    out.push(
+      `${name.padEnd(32)} ${num(median(a))} (${rangeOf(a)})  ${num(median(b))} (${rangeOf(b)})  ${(median(b) / median(a)).toFixed(3)}`,
+    );
+    return 1 - median(b) / median(a);
+  };
+  groups.forEach((g, i) => {
+    row(g.name, (run) => run.results[i]?.result.requestsPerSecond ?? Number.NaN);
+  });
+  const overhead = row('all', totalRate);
+  const cpu = (rs: MixedRun[]) => median(rs.map((r) => r.cpuMsPerAnswer));
+  out.push(
+    `cost of PostgreSQL: ${(overhead * 100).toFixed(1)}% of throughput (medians); server CPU per answer ${cpu(runs.datadir).toFixed(3)} → ${cpu(runs.postgres).toFixed(3)} ms (${((cpu(runs.postgres) / cpu(runs.datadir) - 1) * 100).toFixed(1)}%)`,
+  );
+  return overhead;
+}
+
 const total = (cells: Cell[]) => cells.reduce((n, c) => n + c.result.requestsPerSecond, 0);
 const num = (x: number, digits = 1) => x.toFixed(digits).padStart(9);
 
@@ -118,8 +156,29 @@ async function main(): Promise<void> {
     const datadirKey = await createKey(['--datadir', one]);
     const dbKey = await createKey(['--database', database.url]);
 
+    const big = await bigBlockChain(work.path, log);
+    stops.push(() => big.anvil.stop());
+    const bigKey = await createKey(['--datadir', big.datadir]);
+    const mixedRuns: { datadir: MixedRun[]; postgres: MixedRun[] } = { datadir: [], postgres: [] };
+    let groups: Awaited<ReturnType<typeof mixedGroups>> = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [name, args, key] of [
+        ['datadir', [], bigKey],
+        ['postgres', ['--database', database.url], dbKey],
+      ] as const) {
+        log(`mixed load: keys and usage in the ${name} (round ${round})`);
+        const server = await startHost(big.datadir, [...args], key);
+        if (groups.length === 0) groups = await mixedGroups(server.url, big.number);
+        mixedRuns[name].push(await runMixed(server, groups, SECONDS, PART1_WARMUP_SECONDS));
+        await server.child.stop();
+      }
+    }
+    await big.anvil.stop();
+    const mixedOverhead = mixedTable(out, groups, mixedRuns);
+
     out.push(
-      `1. keys and usage in PostgreSQL against the datadir: one host, ${CONNECTIONS} connections, ${ROUNDS} runs of each alternated, medians`,
+      '',
+      `1b. the same on a cheap method alone (the harshest case: no work to hide the per-request cost), ${CONNECTIONS} connections`,
       `${'method'.padEnd(16)} datadir req/s (runs)        postgres req/s (runs)        ratio   CPU ms/answer datadir → postgres`,
     );
     let sumDatadir = 0;
@@ -149,9 +208,9 @@ async function main(): Promise<void> {
         `${method.padEnd(16)} ${num(a)} (${rangeOf(rps(runs.datadir))})  ${num(b)} (${rangeOf(rps(runs.postgres))})  ${(b / a).toFixed(3)}   ${cpu(runs.datadir)} → ${cpu(runs.postgres)}`,
       );
     }
-    const overhead = 1 - sumPostgres / sumDatadir;
     out.push(
-      `cost of PostgreSQL: ${(overhead * 100).toFixed(1)}% of throughput (medians) — goal ≤ ${GOAL_OVERHEAD * 100}%: ${overhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'}`,
+      `cost of PostgreSQL on a cheap method: ${((1 - sumPostgres / sumDatadir) * 100).toFixed(1)}% of throughput (medians; no goal)`,
+      `goal (bench:mixed's load, part 1): cost ≤ ${GOAL_OVERHEAD * 100}%: ${mixedOverhead <= GOAL_OVERHEAD ? 'met' : 'NOT met'} (${(mixedOverhead * 100).toFixed(1)}%)`,
     );
 
     // The same key on every host, from the database.

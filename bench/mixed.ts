@@ -24,33 +24,22 @@ import { devAccount } from '../test/support/devAccounts.ts';
 import { freshAddress } from '../test/support/workload.ts';
 import { bigBlockChain } from './lib/bigBlock.ts';
 import { type LoadResult, runLoadInChild } from './lib/load.ts';
-import { type Child, CLI, childPid, cpuSeconds, rssMiB, startChild } from './lib/process.ts';
+import { GROUP_CONNECTIONS, type MixedServer, mixedGroups, reference, runMixed } from './lib/mixedLoad.ts';
+import { CLI, childPid, cpuSeconds, startChild } from './lib/process.ts';
 import { machineLine, post, progressLog, rpcBody, SECONDS, WARMUP_SECONDS } from './lib/rpc.ts';
 
 const MIXED_SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 60);
-const GROUP_CONNECTIONS = 4;
 const GOAL_CHAIN_ID_RPS = 15_000;
 const GOAL_OVERHEAD = 0.05;
 
 const log = progressLog();
-
-interface Group {
-  name: string;
-  body: string;
-}
-
-interface Server {
-  child: Child;
-  /** The JSON-RPC URL, with the key when keys are on. */
-  url: string;
-}
 
 const hex = (n: bigint | number) => `0x${n.toString(16)}`;
 
 /** The server's logs go to a file (LOG_FILE), as an operator's would, not through this process. */
 const LOG_FILE = 'server.log';
 
-async function startServer(datadir: string, args: string[], key: string | null): Promise<Server> {
+async function startServer(datadir: string, args: string[], key: string | null): Promise<MixedServer> {
   const child = await startChild(
     process.execPath,
     [CLI, 'start', '--datadir', datadir, '--port', '0', ...(key === null ? ['--no-auth'] : []), ...args],
@@ -59,88 +48,6 @@ async function startServer(datadir: string, args: string[], key: string | null):
   );
   const printed = child.ready;
   return { child, url: key === null ? printed : printed.replace(/\/v3\/.*$/, `/v3/${key}`) };
-}
-
-/** The four kinds of request of the mixed load, built from the busy block of the chain. */
-async function groupsOf(url: string, number: bigint): Promise<Group[]> {
-  const block = JSON.parse(await post(url, rpcBody('eth_getBlockByNumber', [hex(number), true]))).result as {
-    transactions: Array<{ from: string; to: string; gas: string; value: string; input: string }>;
-  };
-  const calls = block.transactions
-    .slice(0, 10)
-    .map((tx) => ({ from: tx.from, to: tx.to, gas: tx.gas, value: tx.value, input: tx.input }));
-  const first = calls[0];
-  if (!first) throw new Error('the busy block has no transactions');
-  const reads = [
-    ['eth_getBalance', [first.from, 'latest']],
-    ['eth_getTransactionCount', [first.from, 'latest']],
-    ['eth_getStorageAt', [first.to, '0x0', 'latest']],
-    ['eth_getCode', [first.to, 'latest']],
-  ].map(([method, params], i) => ({ jsonrpc: '2.0', id: i + 1, method, params }));
-  return [
-    { name: 'eth_getBlockReceipts (200 txs)', body: rpcBody('eth_getBlockReceipts', [hex(number)]) },
-    {
-      name: 'trace_callMany (10 calls)',
-      body: rpcBody('trace_callMany', [calls.map((c) => [c, ['trace']]), hex(number - 1n)]),
-    },
-    { name: 'eth_call', body: rpcBody('eth_call', [first, hex(number - 1n)]) },
-    { name: 'state reads (batch of 4)', body: JSON.stringify(reads) },
-  ];
-}
-
-async function reference(url: string, body: string): Promise<number> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const text = await res.text();
-  if (res.status !== 200 || text.includes('"error"'))
-    throw new Error(`${url}: ${res.status} ${text.slice(0, 300)}`);
-  return Buffer.byteLength(text);
-}
-
-interface MixedRun {
-  results: Array<{ group: Group; result: LoadResult }>;
-  rssStart: number;
-  rssEnd: number;
-  rssSeries: number[];
-  cpuPerSecond: number;
-  /** Server CPU per answer over the window (warm-up included, answers at the window's rate). */
-  cpuMsPerAnswer: number;
-}
-
-/** Every group at once, each on its own connections, over the same window. */
-async function mixed(server: Server, groups: Group[], seconds: number): Promise<MixedRun> {
-  const pid = server.child.process.pid ?? 0;
-  const sizes = await Promise.all(groups.map((g) => reference(server.url, g.body)));
-  const rssStart = rssMiB(pid);
-  // Every 10 s through the window: a plateau is a server whose memory holds; a climb is a leak.
-  const rssSeries: number[] = [];
-  const sampler = setInterval(() => rssSeries.push(rssMiB(pid)), 10_000);
-  const cpuBefore = cpuSeconds(pid) ?? 0;
-  const started = performance.now();
-  const results = await Promise.all(
-    groups.map(async (group, i) => ({
-      group,
-      result: await runLoadInChild({
-        url: server.url,
-        body: group.body,
-        connections: GROUP_CONNECTIONS,
-        durationMs: seconds * 1000,
-        warmupMs: WARMUP_SECONDS * 1000,
-        expectBytes: sizes[i] ?? 0,
-      }),
-    })),
-  );
-  clearInterval(sampler);
-  const elapsed = (performance.now() - started) / 1000;
-  return {
-    results,
-    rssStart,
-    rssEnd: rssMiB(pid),
-    rssSeries,
-    cpuPerSecond: ((cpuSeconds(pid) ?? 0) - cpuBefore) / elapsed,
-    cpuMsPerAnswer:
-      (((cpuSeconds(pid) ?? 0) - cpuBefore) * 1000) /
-      (results.reduce((n, r) => n + r.result.requestsPerSecond, 0) * elapsed),
-  };
 }
 
 /** One request at a time for a window: server CPU per answer (whole process tree) and latency. */
@@ -158,7 +65,7 @@ async function cpuPerAnswer(url: string, pid: number, body: string): Promise<{ c
   return { cpuMs: (((cpuSeconds(pid) ?? 0) - before) * 1000) / result.requests, p50: result.latency.p50 };
 }
 
-async function chainId(server: Server): Promise<LoadResult> {
+async function chainId(server: MixedServer): Promise<LoadResult> {
   const body = rpcBody('eth_chainId', []);
   return runLoadInChild({
     url: server.url,
@@ -271,20 +178,20 @@ async function main(): Promise<void> {
 
     log('keys, limits and metrics on');
     const on = await startServer(datadir, ['--log-level', 'warn'], key);
-    const groups = await groupsOf(on.url, number);
-    const withLimits = await mixed(on, groups, MIXED_SECONDS);
+    const groups = await mixedGroups(on.url, number);
+    const withLimits = await runMixed(on, groups, MIXED_SECONDS);
     await on.child.stop();
     log('limits and metrics off (a key with no settings, --no-metrics)');
     const off = await startServer(datadir, ['--no-metrics', '--log-level', 'warn'], keyWithoutSettings);
-    const withoutLimits = await mixed(off, groups, MIXED_SECONDS);
+    const withoutLimits = await runMixed(off, groups, MIXED_SECONDS);
     await off.child.stop();
     log('no keys at all, no metrics');
     const noAuth = await startServer(datadir, ['--no-metrics', '--log-level', 'warn'], null);
-    const withoutKeys = await mixed(noAuth, groups, MIXED_SECONDS);
+    const withoutKeys = await runMixed(noAuth, groups, MIXED_SECONDS);
     await noAuth.child.stop();
     log('keys, limits, metrics and request logs on');
     const logged = await startServer(datadir, [], key);
-    const withLogs = await mixed(logged, groups, MIXED_SECONDS);
+    const withLogs = await runMixed(logged, groups, MIXED_SECONDS);
     await logged.child.stop();
 
     out.push(
