@@ -5,8 +5,9 @@
 //     on: within 5% of the datadir's throughput. One host, through a key with settings (credits per
 //     second and per day high enough never to refuse, so every check runs and none says no),
 //     --log-level warn. One server process varies from the next by more than 5% (±15% on a 2-core
-//     machine, whatever its store), so each configuration runs BENCH_ROUNDS times, alternated, a
-//     fresh server each time, and the medians are compared, the spread printed beside them.
+//     machine, whatever its store), so each configuration runs BENCH_ROUNDS times, alternated (each
+//     going first in every other round), a fresh server each time, and the medians are compared,
+//     the spread printed beside them.
 //     Then the same on a cheap method alone (eth_chainId, eth_blockNumber): no work to hide the
 //     per-request cost of the key check and usage, so the harshest case; printed, no goal.
 //  2. Three hosts against one on eth_chainId through that key, every host given the same --redis
@@ -47,6 +48,14 @@ const median = (xs: readonly number[]): number => {
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
 const rangeOf = (xs: readonly number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
+
+/**
+ * The two configurations in the order of `round`: datadir first in odd rounds, PostgreSQL first in
+ * even ones, so neither always runs on a machine the other has just warmed or loaded.
+ */
+function inTurn<T>(round: number, both: readonly [T, T]): readonly T[] {
+  return round % 2 ? both : [...both].reverse();
+}
 
 interface Server {
   child: Child;
@@ -162,10 +171,10 @@ async function main(): Promise<void> {
     const mixedRuns: { datadir: MixedRun[]; postgres: MixedRun[] } = { datadir: [], postgres: [] };
     let groups: Awaited<ReturnType<typeof mixedGroups>> = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const [name, args, key] of [
+      for (const [name, args, key] of inTurn(round, [
         ['datadir', [], bigKey],
         ['postgres', ['--database', database.url], dbKey],
-      ] as const) {
+      ] as const)) {
         log(`mixed load: keys and usage in the ${name} (round ${round})`);
         const server = await startHost(big.datadir, [...args], key);
         if (groups.length === 0) groups = await mixedGroups(server.url, big.number);
@@ -187,10 +196,10 @@ async function main(): Promise<void> {
       const body = rpcBody(method, []);
       const runs: { datadir: Cell[]; postgres: Cell[] } = { datadir: [], postgres: [] };
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const [name, args, key] of [
+        for (const [name, args, key] of inTurn(round, [
           ['datadir', [], datadirKey],
           ['postgres', ['--database', database.url], dbKey],
-        ] as const) {
+        ] as const)) {
           log(`${method}: keys and usage in the ${name} (round ${round})`);
           const server = await startHost(one, [...args], key);
           const [cell] = await drive([server], body, CONNECTIONS, PART1_WARMUP_SECONDS);
