@@ -33,7 +33,7 @@ export interface AccountOverride {
   state?: Array<[Uint8Array, Uint8Array]>;
   /** Changes only these slots. */
   stateDiff?: Array<[Uint8Array, Uint8Array]>;
-  /** The precompile at this address moves there (eth_simulateV1 only; geth's override). */
+  /** The precompile at this address moves there (geth's override; src/exec/precompileOverrides.ts). */
   movePrecompileToAddress?: Uint8Array;
 }
 

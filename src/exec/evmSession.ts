@@ -9,6 +9,7 @@ import type { BlockEnv } from '../evm/env.ts';
 import type { ForkRules } from '../evm/forks.ts';
 import type { EvmTracer, FrameEnd, StepTracer } from '../evm/hooks.ts';
 import { createAddress } from '../evm/interpreter.ts';
+import type { Precompile } from '../evm/precompiles/index.ts';
 import { type StateReader, WorldState } from '../evm/state.ts';
 import {
   type AccessListEntry,
@@ -29,6 +30,7 @@ import { beforeTransactions } from './evmReplay.ts';
 import type { EvmFork } from './evmRules.ts';
 import { evmStateAt, type FetchingStateReader, untilComplete, WrittenSlots } from './fetchingState.ts';
 import { callMessage, checkGethFees } from './message.ts';
+import { precompilesUnder } from './precompileOverrides.ts';
 import {
   type CallFailure,
   type CallTrace,
@@ -76,6 +78,8 @@ export type CallTracerMaker = (world: WorldState, rules: ForkRules) => EvmTracer
 export class EvmCallSession {
   private diffs: StateDiffRecorder | null = null;
   private overrides: StateOverrides | null = null;
+  /** The precompiles by address when an override moved or replaced one (precompileOverrides.ts). */
+  private precompilesAt: ReadonlyMap<bigint, Precompile> | null = null;
   private recorder: AccessRecorder | null = null;
   private lastWrites: string[] = [];
   private watchdog: EvmTracer | null = null;
@@ -176,6 +180,7 @@ export class EvmCallSession {
     if (opts.stateOverrides) {
       const overrides = opts.stateOverrides;
       session.overrides = overrides;
+      session.precompilesAt = precompilesUnder(overrides, fork.precompiles);
       await untilComplete(
         fetching,
         () => applyStateOverrides(world, overrides),
@@ -222,6 +227,7 @@ export class EvmCallSession {
         this.fork.precompiles,
         evmTransaction(tx),
         tracer,
+        this.relocated(),
       ),
     );
   }
@@ -316,6 +322,11 @@ export class EvmCallSession {
     );
   }
 
+  /** The transaction option that hands the calls the precompiles the overrides left. */
+  private relocated(): { precompilesAt?: ReadonlyMap<bigint, Precompile> } {
+    return this.precompilesAt ? { precompilesAt: this.precompilesAt } : {};
+  }
+
   private freshWorld(): WorldState {
     const world = new WorldState(this.reader);
     if (this.overrides) applyStateOverrides(world, this.overrides);
@@ -378,6 +389,7 @@ export class EvmCallSession {
       const tracer = allEvmTracers([top, this.watchdog, extra]);
       result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
         call: true,
+        ...this.relocated(),
       });
     } catch (e) {
       if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);
@@ -541,6 +553,7 @@ export class EvmCallSession {
       result = applyTransaction(world, env, this.fork.rules, this.fork.precompiles, built.tx, tracer, {
         call: true,
         fees: false,
+        ...this.relocated(),
       });
     } catch (e) {
       if (e instanceof InvalidTransaction) throw new CallValidationError(index, e.message);

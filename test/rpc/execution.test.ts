@@ -212,6 +212,63 @@ describe('eth_call, eth_estimateGas, eth_createAccessList', () => {
       assert.equal(BigInt(wiped), 0n);
     });
 
+    it("moves and replaces precompiles as geth's state overrides do, answering as eth_simulateV1", async () => {
+      const IDENTITY = addr('04');
+      const data = '0x68656c6c6f';
+      const moved = { [IDENTITY]: { movePrecompileToAddress: C2 } };
+      const cases: Array<[string, Json, Record<string, Json>, string]> = [
+        ['the moved precompile at its new address', { to: C2, input: data }, moved, data],
+        ['its old address, an account without code now', { to: IDENTITY, input: data }, moved, '0x'],
+        [
+          'code put at a precompile address runs instead of it',
+          { to: IDENTITY, input: data },
+          { [IDENTITY]: { code: `0x602a${RETURN_TOP}` } },
+          `0x${word(42)}`,
+        ],
+        // geth takes the precompile away for any override naming its address, a balance too.
+        [
+          'a balance given to a precompile address',
+          { to: IDENTITY, input: data },
+          { [IDENTITY]: { balance: '0x1' } },
+          '0x',
+        ],
+        [
+          'moved, then called from a contract (STATICCALL of a word, its answer returned)',
+          { to: C1 },
+          { ...moved, [C1]: { code: `0x602a600052602060206020600073${C2.slice(2)}5afa5060206020f3` } },
+          `0x${word(42)}`,
+        ],
+      ];
+      for (const [what, call, overrides, expected] of cases) {
+        assert.equal(await result(server, 'eth_call', [call, 'latest', overrides]), expected, what);
+        const simulated = await result<Array<{ calls: Array<{ returnData: string; status: string }> }>>(
+          server,
+          'eth_simulateV1',
+          [{ blockStateCalls: [{ stateOverrides: overrides, calls: [call] }] }, 'latest'],
+        );
+        assert.equal(simulated[0]?.calls[0]?.returnData, expected, `${what} (eth_simulateV1)`);
+      }
+      // Unmoved, the identity precompile answers at its own address; moved, the call costs the same.
+      assert.equal(await result(server, 'eth_call', [{ to: IDENTITY, input: data }, 'latest']), data);
+      assert.equal(
+        await result(server, 'eth_estimateGas', [{ to: C2, input: data }, 'latest', moved]),
+        await result(server, 'eth_estimateGas', [{ to: IDENTITY, input: data }, 'latest']),
+      );
+      const traced = await result<Json>(server, 'debug_traceCall', [
+        { to: C2, input: data },
+        'latest',
+        { tracer: 'callTracer', stateOverrides: moved },
+      ]);
+      assert.equal(traced.output, data);
+      for (const [overrides, message] of [
+        [{ [C1]: { movePrecompileToAddress: C2 } }, `account ${C1} is not a precompile`],
+        [{ ...moved, [C2]: { balance: '0x1' } }, `account ${C2} is already overridden`],
+      ] as const) {
+        const error = await failure(server, 'eth_call', [{ to: C2, input: data }, 'latest', overrides]);
+        assert.deepEqual([error.code, error.message], [-32000, message]);
+      }
+    });
+
     it('applies block overrides', async () => {
       const output = await result(server, 'eth_call', [
         { from: RICH, to: CALLENV, gasPrice: '0x9' },

@@ -39,6 +39,7 @@ import { keccak256 } from '../../primitives/keccak.ts';
 import { BlockReads, evmFork } from '../evmEngine.ts';
 import type { EvmFork } from '../evmRules.ts';
 import { evmStateAt, untilComplete } from '../fetchingState.ts';
+import { precompilesUnder } from '../precompileOverrides.ts';
 import { CallLogs, type NumberedLog } from '../simulate/callLogs.ts';
 import {
   blockSize,
@@ -451,32 +452,13 @@ class Simulator {
     precompiles: ReadonlyMap<number, Precompile>,
   ): Map<bigint, Precompile> | null {
     const world = this.world;
+    // Refusals first, before any account is written.
+    const active = precompilesUnder(overrides, precompiles);
     const sorted = [...overrides].sort((a, b) =>
       Buffer.compare(Buffer.from(a.address), Buffer.from(b.address)),
     );
-    const named = new Set(sorted.map((o) => bytesToBigint(o.address)));
-    let active: Map<bigint, Precompile> | null = null;
-    const moved = new Set<bigint>();
     for (const { address, override } of sorted) {
       const at = bytesToBigint(address);
-      if (moved.has(at))
-        throw new RequestFailed(`account ${toHex(address)} has already been overridden by a precompile`);
-      const precompile = at <= 0xffffn ? precompiles.get(Number(at)) : undefined;
-      const isPrecompile = active ? active.has(at) : precompile !== undefined;
-      if (override.movePrecompileToAddress !== undefined) {
-        if (!isPrecompile) throw new RequestFailed(`account ${toHex(address)} is not a precompile`);
-        const to = bytesToBigint(override.movePrecompileToAddress);
-        if (named.has(to))
-          throw new RequestFailed(`account ${toHex(override.movePrecompileToAddress)} is already overridden`);
-        active ??= byAddress(precompiles);
-        const p = active.get(at);
-        if (p) active.set(to, p);
-        moved.add(to);
-      }
-      if (isPrecompile) {
-        active ??= byAddress(precompiles);
-        active.delete(at);
-      }
       const account = world.account(at);
       if (override.nonce !== undefined) world.setNonce(account, override.nonce);
       if (override.code !== undefined) world.setCode(account, override.code);
@@ -497,10 +479,6 @@ class Simulator {
     world.endTransaction(false);
     return active;
   }
-}
-
-function byAddress(precompiles: ReadonlyMap<number, Precompile>): Map<bigint, Precompile> {
-  return new Map([...precompiles].map(([n, p]) => [BigInt(n), p]));
 }
 
 /**
