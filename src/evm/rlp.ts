@@ -11,6 +11,18 @@ function lengthPrefix(length: number, offset: number): Uint8Array {
   return Uint8Array.of(offset + 55 + bytes.length, ...bytes);
 }
 
+/**
+ * The length of the RLP encoding of a string or list whose payload is `payload` bytes, without
+ * building it (not of a single byte below 0x80, which is its own encoding). Each typed array built
+ * costs about a microsecond here, whatever its size, so a length wanted alone is counted.
+ */
+export function encodedLength(payload: number): number {
+  if (payload < 56) return 1 + payload;
+  let bytes = 0;
+  for (let n = payload; n > 0; n = Math.floor(n / 256)) bytes++;
+  return 1 + bytes + payload;
+}
+
 export function encodeBytes(bytes: Uint8Array): Uint8Array {
   if (bytes.length === 1 && (bytes[0] as number) < 0x80) return bytes;
   const prefix = lengthPrefix(bytes.length, 0x80);
